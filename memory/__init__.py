@@ -1,0 +1,1 @@
+"""Hypothesis records, vector search and the research log, shared across runs."""

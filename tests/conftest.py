@@ -1,0 +1,27 @@
+"""Shared test setup: GPU and network tests are opt-in, and every test runs offline."""
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-gpu", action="store_true", help="run tests marked gpu")
+    parser.addoption("--run-network", action="store_true", help="run tests marked network")
+
+
+def pytest_collection_modifyitems(config, items):
+    for marker, option in (("gpu", "--run-gpu"), ("network", "--run-network")):
+        if config.getoption(option):
+            continue
+        skip = pytest.mark.skip(reason=f"needs {option}")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch, request, tmp_path_factory):
+    """Keep the hub clients offline and the data cache inside the test session."""
+    if "network" not in request.keywords:
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("RESEARCH_CREW_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))

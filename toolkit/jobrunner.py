@@ -1,0 +1,84 @@
+"""The detached process that owns one background job: starts it, enforces its deadline, records its end.
+
+Started (by toolkit.jobs) as `python -I -c <boot> JOB_DIR`, in a session of its own so it outlives the process that
+started it. The command gets a session (process group) of its own too, so stopping the command's group
+never hits the runner, which stays to write the exit status.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from toolkit import jobrecord as jr
+from toolkit.procs import group_members, kill_process_group, process_start_time
+
+log = logging.getLogger("toolkit.jobrunner")
+
+# Wake up now and then even without a deadline, so a long wait never depends on one timer.
+_MAX_WAIT_S = 60.0
+
+
+def run(job_dir: Path) -> int:
+    record = jr.JobRecord.load(job_dir)
+    with open(job_dir / jr.LOG, "ab") as out:
+        try:
+            proc = subprocess.Popen(
+                ["bash", "-c", record.command],
+                cwd=record.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as err:
+            record.state, record.end_reason, record.ended = jr.FAILED, f"could not start: {err}", time.time()
+            record.save(job_dir)
+            return 1
+    record.pid = proc.pid
+    record.start_time = process_start_time(proc.pid)
+    record.started = time.time()
+    record.state = jr.RUNNING
+    record.save(job_dir)
+    log.info("job %s started as pid %d", record.id, proc.pid)
+
+    hit_deadline = False
+    while True:
+        wait = _MAX_WAIT_S if record.deadline is None else min(_MAX_WAIT_S, record.deadline - time.time())
+        try:
+            proc.wait(timeout=max(wait, 0.0))
+            break
+        except subprocess.TimeoutExpired:
+            if record.deadline is not None and time.time() >= record.deadline:
+                hit_deadline = True
+                log.info("job %s reached its deadline; stopping it", record.id)
+                kill_process_group(proc.pid, record.grace_s)
+                proc.wait()
+                break
+    if group_members(proc.pid):  # processes the command left behind in its group
+        kill_process_group(proc.pid, record.grace_s)
+
+    record.ended = time.time()
+    record.exit_code = proc.returncode
+    if hit_deadline:
+        record.state, record.end_reason = jr.STOPPED, "deadline reached"
+    elif (job_dir / jr.STOP_MARKER).exists():
+        record.state, record.end_reason = jr.STOPPED, "stopped on request"
+    elif proc.returncode < 0:
+        record.state, record.end_reason = jr.EXITED, f"killed by signal {-proc.returncode}"
+    else:
+        record.state, record.end_reason = jr.EXITED, f"exit code {proc.returncode}"
+    record.save(job_dir)
+    return 0
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    return run(Path(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

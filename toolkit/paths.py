@@ -1,0 +1,74 @@
+"""Confinement: every path a tool touches resolves inside the workspace (reads may also reach the
+challenge's read-only data); writes never reach read-only data."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+DATA_DIR = "data"
+
+
+class PathRefused(Exception):
+    """Internal: a path the tools will not touch. Tools turn it into a text observation."""
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+class Confinement:
+    def __init__(self, workspace: Path, read_only: Sequence[Path] = ()) -> None:
+        self.root = Path(os.path.abspath(workspace))
+        self.real_root = self.root.resolve()
+        self._read_only = [Path(os.path.abspath(p)) for p in read_only]
+
+    def read_only_roots(self) -> list[Path]:
+        """Read-only places, both as named and as resolved (the data folder is a symlink to a cache)."""
+        roots = [*self._read_only, self.root / DATA_DIR]
+        return list(dict.fromkeys([*roots, *(r.resolve() for r in roots)]))
+
+    def resolve(self, path: str | os.PathLike[str], *, write: bool = False) -> Path:
+        """The real path `path` names, or PathRefused saying why it is not allowed."""
+        text = os.fspath(path)
+        if not text or "\0" in text:
+            raise PathRefused("an empty path or one with a NUL byte is not a file name")
+        if text.startswith("~"):
+            raise PathRefused(f"'{text}' names a home folder; only paths inside the workspace are allowed")
+        if ".." in Path(text).parts:
+            raise PathRefused(f"'{text}' uses '..'; give a path inside the workspace without '..'")
+        candidate = Path(text)
+        if candidate.is_absolute():
+            absolute = Path(os.path.normpath(text))
+            if _inside(absolute, self.root):
+                candidate = absolute
+            elif _inside(absolute, self.real_root):
+                candidate = self.root / absolute.relative_to(self.real_root)
+            else:
+                raise PathRefused(
+                    f"'{text}' is outside the workspace ({self.root}); use a path relative to it"
+                )
+        else:
+            candidate = self.root / candidate
+        real = candidate.resolve()
+        read_only = self.read_only_roots()
+        in_read_only = any(_inside(real, r) or _inside(candidate, r) for r in read_only)
+        if write and in_read_only:
+            raise PathRefused(
+                f"'{text}' is in the challenge's read-only data; write somewhere else in the workspace"
+            )
+        if not _inside(real, self.real_root) and not in_read_only:
+            raise PathRefused(f"'{text}' leads outside the workspace through a symlink (to {real}); refused")
+        return real
+
+    def display(self, real: Path) -> str:
+        """A path as the model should write it: relative to the workspace where possible."""
+        for root in (self.real_root, self.root):
+            if _inside(real, root):
+                rel = real.relative_to(root)
+                return str(rel) if str(rel) != "." else "."
+        for root in self.read_only_roots():
+            if _inside(real, root.resolve()) and root.is_relative_to(self.root):
+                return str(root.relative_to(self.root) / real.relative_to(root.resolve()))
+        return str(real)

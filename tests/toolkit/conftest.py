@@ -1,0 +1,109 @@
+"""Fixtures for the toolkit tests: a fixed budget, and recorded HTTP responses at the requests boundary."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import requests
+from requests.structures import CaseInsensitiveDict
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "toolkit"
+
+# The root conftest puts tests/ on sys.path, where this folder (tests/toolkit, no __init__.py) would
+# be found first as a namespace package named `toolkit`, shadowing the real one. Put the repository
+# root ahead of it. (pytest's `pythonpath = ["."]` in pyproject.toml would do the same for every folder.)
+_ROOT = str(Path(__file__).resolve().parents[2])
+if sys.path[0] != _ROOT:
+    sys.path.insert(0, _ROOT)
+
+
+@dataclass
+class FixedBudget:
+    """A TimeLeft whose deadline is `seconds` after creation."""
+
+    seconds: float
+    _start: float = field(default_factory=lambda: __import__("time").monotonic())
+
+    def time_left_s(self) -> float:
+        import time
+
+        return self.seconds - (time.monotonic() - self._start)
+
+
+@dataclass
+class Canned:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    error: Exception | None = None  # raised instead of answering (a network failure)
+
+
+class RecordedHttp:
+    """Stands in for the network under every requests adapter (used by both arxiv and PyGithub).
+
+    Routes match on a substring of the URL; each route answers its canned responses in order and
+    repeats the last one. Unmatched URLs fail the test loudly.
+    """
+
+    def __init__(self) -> None:
+        self.routes: list[tuple[str, list[Canned]]] = []
+        self.requests: list[requests.PreparedRequest] = []
+
+    def add(self, url_part: str, *responses: Canned) -> None:
+        self.routes.append((url_part, list(responses)))
+
+    def file(self, url_part: str, name: str, status: int = 200, headers: dict[str, str] | None = None) -> None:
+        ctype = "application/json" if name.endswith(".json") else "application/atom+xml"
+        if name.endswith(".pdf"):
+            ctype = "application/pdf"
+        self.add(url_part, Canned(status, (FIXTURES / name).read_bytes(), {"Content-Type": ctype, **(headers or {})}))
+
+    def hits(self, url_part: str) -> int:
+        return sum(url_part in r.url for r in self.requests)
+
+    def send(self, request: requests.PreparedRequest, **_: object) -> requests.Response:
+        self.requests.append(request)
+        for part, responses in self.routes:
+            if part in request.url:
+                canned = responses.pop(0) if len(responses) > 1 else responses[0]
+                if canned.error is not None:
+                    raise canned.error
+                resp = requests.Response()
+                resp.status_code = canned.status
+                resp.headers = CaseInsensitiveDict(canned.headers)
+                resp._content = canned.body
+                resp._content_consumed = True
+                resp.raw = io.BytesIO(canned.body)
+                resp.url = request.url
+                resp.request = request
+                resp.encoding = "utf-8"
+                return resp
+        raise AssertionError(f"unexpected HTTP request in a test: {request.method} {request.url}")
+
+
+@pytest.fixture
+def recorded_http(monkeypatch: pytest.MonkeyPatch) -> RecordedHttp:
+    http = RecordedHttp()
+
+    def send(self: requests.adapters.HTTPAdapter, request: requests.PreparedRequest, **kwargs: object):
+        return http.send(request, **kwargs)
+
+    monkeypatch.setattr(requests.adapters.HTTPAdapter, "send", send)
+    return http
+
+
+@pytest.fixture
+def fixed_budget() -> type[FixedBudget]:
+    return FixedBudget
+
+
+@pytest.fixture
+def sleeps() -> tuple[list[float], Callable[[float], None]]:
+    """A fake sleep that records the waits instead of taking them."""
+    waits: list[float] = []
+    return waits, waits.append

@@ -39,7 +39,7 @@ def run(job_dir: Path) -> int:
             record.save(job_dir)
             return 1
     record.pid = proc.pid
-    record.start_time = process_start_time(proc.pid)
+    record.start_time = process_start_time(proc.pid, allow_zombie=True)
     record.started = time.time()
     record.state = jr.RUNNING
     record.save(job_dir)

@@ -16,11 +16,14 @@ log = logging.getLogger(__name__)
 _START_TIME_TOLERANCE_S = 0.005
 
 
-def process_start_time(pid: int) -> float | None:
-    """The process's start time (epoch seconds), or None when there is no such live process."""
+def process_start_time(pid: int, *, allow_zombie: bool = False) -> float | None:
+    """The process's start time (epoch seconds), or None when there is no such live process.
+
+    `allow_zombie` is for a parent reading its own child, which may already have exited unreaped.
+    """
     try:
         proc = psutil.Process(pid)
-        if proc.status() == psutil.STATUS_ZOMBIE:
+        if not allow_zombie and proc.status() == psutil.STATUS_ZOMBIE:
             return None
         return proc.create_time()
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):

@@ -1,0 +1,191 @@
+"""Background jobs with real processes: detached, re-attachable, stoppable, bounded by deadlines."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from toolkit import JobStatus, Toolkit
+from toolkit.jobrecord import JobRecord
+from toolkit.progress import parse_progress
+
+# A training stand-in: prints progress, saves a "checkpoint" when asked to stop.
+TRAINER = (
+    "python3 -c '\n"
+    "import signal, sys, time\n"
+    "def stop(*_):\n"
+    "    print(\"saving checkpoint\", flush=True); sys.exit(0)\n"
+    "signal.signal(signal.SIGTERM, stop)\n"
+    "for i in range(1, 100001):\n"
+    "    print(f\"progress: {i}/100000\", flush=True); time.sleep(0.05)\n"
+    "'"
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _until(predicate, timeout: float = 10.0, every: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(every)
+    return predicate()
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    return tmp_path / "run"
+
+
+def test_job_survives_its_starter_and_a_fresh_toolkit_reattaches(run_dir: Path) -> None:
+    starter = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "from toolkit import Toolkit\n"
+        f"tk = Toolkit(Path({str(run_dir)!r}))\n"
+        f"status = tk.start_job({TRAINER!r}, 'train')\n"
+        "print(status.record.id, flush=True)\n"
+        "time.sleep(1000)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    job_id = parent.stdout.readline().strip()
+    assert job_id, "the starter printed no job id"
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(timeout=5)
+
+    tk = Toolkit(run_dir, job_grace_s=5)
+    status = tk.job_status(job_id)
+    assert isinstance(status, JobStatus) and status.running, str(status)
+    pid = status.record.pid
+    assert pid is not None and _alive(pid)
+    assert _until(lambda: "progress: 3/" in tk.tail_job(job_id, 5))
+    status = tk.job_status(job_id)
+    assert status.progress is not None and status.progress.total == 100000
+    assert status.progress.eta_s is not None and "ETA" in str(status)
+    assert job_id in tk.list_jobs() and "running" in tk.list_jobs()
+
+    stopped = tk.stop_job(job_id)
+    assert isinstance(stopped, JobStatus)
+    assert stopped.state == "stopped" and "request" in (stopped.record.end_reason or ""), str(stopped)
+    assert not _alive(pid)
+    assert "saving checkpoint" in tk.tail_job(job_id, 5)  # SIGTERM first: it could save
+
+
+def test_fresh_toolkit_learns_the_exit_status(run_dir: Path) -> None:
+    status = Toolkit(run_dir).start_job("echo hello; exit 7", "fails")
+    assert isinstance(status, JobStatus)
+    fresh = Toolkit(run_dir)
+    assert _until(lambda: not fresh.job_status(status.record.id).running)
+    final = fresh.job_status(status.record.id)
+    assert final.state == "exited" and final.record.exit_code == 7
+    assert "exit code 7" in str(final) and "hello" in fresh.tail_job(status.record.id)
+    saved = json.loads((run_dir / "jobs" / status.record.id / "job.json").read_text())
+    assert saved["exit_code"] == 7 and saved["pid"] and saved["start_time"] and saved["command"]
+
+
+def test_job_past_its_deadline_is_stopped_without_being_asked(run_dir: Path, fixed_budget) -> None:
+    tk = Toolkit(run_dir, budget=fixed_budget(1.0), job_grace_s=1)
+    status = tk.start_job("sleep 1000", "too-long")
+    assert isinstance(status, JobStatus) and status.record.deadline is not None
+    pid = status.record.pid
+    assert _until(lambda: not tk.job_status(status.record.id).running, timeout=8)
+    final = tk.job_status(status.record.id)
+    assert final.state == "stopped" and final.record.end_reason == "deadline reached"
+    assert pid is not None and not _alive(pid)
+
+
+def test_deadline_holds_even_when_the_runner_died(run_dir: Path) -> None:
+    tk = Toolkit(run_dir, job_grace_s=1)
+    status = tk.start_job("sleep 1000", "orphan", timeout_s=1.0)
+    runner = json.loads((run_dir / "jobs" / status.record.id / "runner.json").read_text())
+    os.kill(runner["pid"], signal.SIGKILL)
+    assert _until(lambda: not _alive(runner["pid"]))
+    time.sleep(1.2)
+    final = tk.job_status(status.record.id)
+    assert final.state == "stopped" and final.record.end_reason == "deadline reached"
+    assert not _alive(status.record.pid)
+
+
+def test_a_reused_pid_is_not_mistaken_for_the_job(run_dir: Path) -> None:
+    # A record whose pid now belongs to another live process (this test) with a different start time.
+    job_dir = run_dir / "jobs" / "001-ghost"
+    job_dir.mkdir(parents=True)
+    (job_dir / "log").write_text("")
+    JobRecord(
+        id="001-ghost", name="ghost", command="sleep 1", cwd=str(run_dir), created=time.time() - 100,
+        state="running", pid=os.getpid(), start_time=psutil.Process().create_time() - 50, started=time.time() - 100,
+    ).save(job_dir)
+    tk = Toolkit(run_dir)
+    status = tk.job_status("001-ghost")
+    assert status.state == "lost" and not status.running
+    assert tk.stop_job("001-ghost").state == "lost"  # and, evidently, we were not killed
+
+
+def test_stop_escalates_to_sigkill_for_a_job_ignoring_sigterm(run_dir: Path) -> None:
+    tk = Toolkit(run_dir, job_grace_s=0.5)
+    status = tk.start_job("trap '' TERM; echo ready; while true; do sleep 0.1; done", "stubborn")
+    assert _until(lambda: "ready" in tk.tail_job(status.record.id, 1))
+    started = time.monotonic()
+    final = tk.stop_job(status.record.id)
+    assert final.state == "stopped" and time.monotonic() - started < 5
+    assert not _alive(status.record.pid)
+
+
+def test_unknown_and_invalid_job_ids_are_messages(run_dir: Path) -> None:
+    tk = Toolkit(run_dir)
+    assert "No background jobs" in tk.list_jobs()
+    for bad in ("nope", "../etc", ""):
+        assert "No job" in str(tk.job_status(bad))
+        assert "No job" in tk.tail_job(bad)
+        assert "No job" in str(tk.stop_job(bad))
+
+
+def test_jobs_see_no_secrets(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-job-secret")
+    tk = Toolkit(run_dir)
+    status = tk.start_job("env", "env")
+    assert _until(lambda: not tk.job_status(status.record.id).running)
+    assert "sk-job-secret" not in tk.tail_job(status.record.id, 500)
+    assert "PATH=" in tk.tail_job(status.record.id, 500)
+
+
+def test_parse_tqdm_bar_with_carriage_returns() -> None:
+    log = (
+        "Epoch 1\n"
+        "  9%|▉         | 90/1000 [00:09<01:31,  9.95it/s]\r"
+        " 45%|████▌     | 450/1000 [00:45<00:55,  9.98it/s]\r"
+    )
+    progress = parse_progress(log, elapsed_s=60)
+    assert progress is not None and progress.source == "tqdm"
+    assert (progress.done, progress.total, progress.eta_s) == (450, 1000, 55)
+    assert "450/1000 (45%)" in str(progress) and "ETA 55s" in str(progress)
+
+
+def test_parse_plain_progress_line_extrapolates_eta() -> None:
+    progress = parse_progress("loss 3.1\nprogress: 25/100\nloss 2.9\n", elapsed_s=100)
+    assert progress is not None and progress.source == "progress line"
+    assert progress.eta_s == pytest.approx(300)
+
+
+def test_latest_progress_report_wins_and_none_without_one() -> None:
+    text = "progress: 1/10\n 50%|█████     | 5/10 [00:05<00:05,  1.00it/s]\n"
+    assert parse_progress(text).source == "tqdm"
+    assert parse_progress(text + "progress: 9/10\n").done == 9
+    assert parse_progress("no progress here") is None
+    assert parse_progress("10%| | 1.2k/12.0k [01:00<09:00, 20it/s]").total == 12000

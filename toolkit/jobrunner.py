@@ -1,8 +1,8 @@
 """The detached process that owns one background job: starts it, enforces its deadline, records its end.
 
-Started (by toolkit.jobs) as `python -I -c <boot> JOB_DIR`, in a session of its own so it outlives the process that
-started it. The command gets a session (process group) of its own too, so stopping the command's group
-never hits the runner, which stays to write the exit status.
+Started by toolkit.jobs as `python -I -c <boot> JOB_DIR`, in a session of its own so it outlives the
+process that started it. The command gets a session (process group) of its own too, so stopping the
+command's group never hits the runner, which stays to write the exit status.
 """
 
 from __future__ import annotations

@@ -94,9 +94,10 @@ def with_retries(
             wait = classify(err)
             if wait is None:
                 raise
+            asked = wait > 0  # the service said how long; otherwise back off exponentially
             wait = wait or policy.base_s * 2**attempt
             if attempt + 1 >= policy.attempts or waited + wait > policy.max_total_wait_s:
-                hint = f"retry in about {wait:.0f}s" if wait > policy.base_s else "try again later"
+                hint = f"retry in about {wait:.0f}s" if asked else "try again in a few minutes"
                 raise GiveUp(f"{service} is unavailable or rate-limiting ({_brief(err)}); {hint}") from err
             log.info("%s: %s; retrying in %.1fs", service, _brief(err), wait)
             policy.sleep(wait)

@@ -72,7 +72,7 @@ class GithubTools:
         self.timeout_s = timeout_s
         self.seconds_between_requests = seconds_between_requests
 
-    def _client(self, per_page: int = 30) -> Any:
+    def _client(self, per_page: int = 30, lazy: bool = False) -> Any:
         from github import Auth, Github
 
         return Github(
@@ -81,6 +81,7 @@ class GithubTools:
             timeout=self.timeout_s,
             per_page=per_page,
             seconds_between_requests=self.seconds_between_requests,
+            lazy=lazy,
         )
 
     def _call(self, key: list[Any], fetch: Any, what: str) -> str:
@@ -140,8 +141,8 @@ class GithubTools:
             return f"repo must be 'owner/name'; got {repo!r}."
 
         def fetch() -> str:
-            gh = self._client()
-            repository = gh.get_repo(repo, lazy=True)  # lazy: one request (the contents), not two
+            # Lazy: get_repo makes no request, so reading a file costs one request, not two.
+            repository = self._client(lazy=True).get_repo(repo)
             contents = (
                 repository.get_contents(path.strip("/"), ref=ref)
                 if ref

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+
 from toolkit import CommandResult, Toolkit, is_secret_name, kill_process_group, scrubbed_env
 
 IGNORES_TERM = (
     f"{sys.executable} -c 'import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-    "open(\"grandchild.pid\",\"w\").write(str(os.getpid())); time.sleep(1000)'"
+    'open("grandchild.pid","w").write(str(os.getpid())); time.sleep(1000)\''
 )
 
 
@@ -149,10 +150,19 @@ def test_secrets_are_absent_from_a_commands_environment(tk: Toolkit, monkeypatch
 @pytest.mark.parametrize(
     "name, secret",
     [
-        ("ANTHROPIC_API_KEY", True), ("hf_token", True), ("GH_TOKEN", True), ("PGPASSWORD", True),
-        ("SSH_PASSPHRASE", True), ("GOOGLE_APPLICATION_CREDENTIALS", True), ("WANDB_API_KEY", True),
-        ("PATH", False), ("HOME", False), ("PWD", False), ("TOKENIZERS_PARALLELISM", False),
-        ("CUDA_VISIBLE_DEVICES", False), ("KEYBOARD_LAYOUT", False),
+        ("ANTHROPIC_API_KEY", True),
+        ("hf_token", True),
+        ("GH_TOKEN", True),
+        ("PGPASSWORD", True),
+        ("SSH_PASSPHRASE", True),
+        ("GOOGLE_APPLICATION_CREDENTIALS", True),
+        ("WANDB_API_KEY", True),
+        ("PATH", False),
+        ("HOME", False),
+        ("PWD", False),
+        ("TOKENIZERS_PARALLELISM", False),
+        ("CUDA_VISIBLE_DEVICES", False),
+        ("KEYBOARD_LAYOUT", False),
     ],
 )
 def test_secret_name_heuristic(name: str, secret: bool) -> None:
@@ -166,9 +176,14 @@ def test_scrubbed_env_is_reusable() -> None:
 
 def test_kill_process_group_escalates_to_sigkill() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-         "print('ready', flush=True); time.sleep(1000)"],
-        start_new_session=True, stdout=subprocess.PIPE,
+        [
+            sys.executable,
+            "-c",
+            "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "print('ready', flush=True); time.sleep(1000)",
+        ],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
     started = time.monotonic()

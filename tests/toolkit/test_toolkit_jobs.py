@@ -22,10 +22,10 @@ TRAINER = (
     "python3 -c '\n"
     "import signal, sys, time\n"
     "def stop(*_):\n"
-    "    print(\"saving checkpoint\", flush=True); sys.exit(0)\n"
+    '    print("saving checkpoint", flush=True); sys.exit(0)\n'
     "signal.signal(signal.SIGTERM, stop)\n"
     "for i in range(1, 100001):\n"
-    "    print(f\"progress: {i}/100000\", flush=True); time.sleep(0.05)\n"
+    '    print(f"progress: {i}/100000", flush=True); time.sleep(0.05)\n'
     "'"
 )
 
@@ -128,8 +128,15 @@ def test_a_reused_pid_is_not_mistaken_for_the_job(run_dir: Path) -> None:
     job_dir.mkdir(parents=True)
     (job_dir / "log").write_text("")
     JobRecord(
-        id="001-ghost", name="ghost", command="sleep 1", cwd=str(run_dir), created=time.time() - 100,
-        state="running", pid=os.getpid(), start_time=psutil.Process().create_time() - 50, started=time.time() - 100,
+        id="001-ghost",
+        name="ghost",
+        command="sleep 1",
+        cwd=str(run_dir),
+        created=time.time() - 100,
+        state="running",
+        pid=os.getpid(),
+        start_time=psutil.Process().create_time() - 50,
+        started=time.time() - 100,
     ).save(job_dir)
     tk = Toolkit(run_dir)
     status = tk.job_status("001-ghost")

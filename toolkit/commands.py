@@ -6,6 +6,7 @@ import itertools
 import logging
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -92,13 +93,26 @@ def run_command(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        # A timer ends the group while this thread blocks in wait(): Popen.wait(timeout) polls with
+        # growing sleeps, which would add milliseconds to every short command.
+        fired = threading.Event()
+
+        def on_timeout() -> None:
+            if proc.returncode is None:
+                fired.set()
+                log.info("command timed out after %.1fs, ending group %d", timeout_s, proc.pid)
+                kill_process_group(proc.pid, grace_s)
+
+        timer = threading.Timer(max(timeout_s, 0.0), on_timeout)
+        timer.daemon = True
+        timer.start()
         try:
-            proc.wait(timeout=max(timeout_s, 0.0))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            log.info("command timed out after %.1fs, ending group %d", timeout_s, proc.pid)
-            kill_process_group(proc.pid, grace_s)
             proc.wait()
+        finally:
+            timer.cancel()
+        if fired.is_set():
+            timer.join()  # the group kill (grace included) finishes before we report
+            timed_out = True
     duration = time.monotonic() - started
     leftovers = 0
     if not timed_out:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -19,6 +20,7 @@ _SECRET_SEGMENT = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)  # names repeat on every call; the regex work need not
 def is_secret_name(name: str) -> bool:
     """True when an environment variable's name looks like it holds a key, token, secret or password."""
     upper = name.upper()

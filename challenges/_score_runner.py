@@ -1,0 +1,53 @@
+"""Runs inside the harness's subprocess: load the scorer, run check then score, write the result file.
+
+Usage: python -m challenges._score_runner CHALLENGE_DIR ARTIFACT CTX_JSON RESULT_JSON
+The result travels in its own file so that whatever the scorer prints cannot corrupt it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from challenges.api import Score, ScoreContext
+
+
+def load_module(path: Path, name: str):
+    """Import a challenge file by path, with its folder importable for sibling helpers."""
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(challenge_dir: str, artifact: str, ctx_file: str, result_file: str) -> int:
+    result: dict = {}
+    try:
+        ctx = ScoreContext.from_json(Path(ctx_file).read_text(encoding="utf-8"))
+        scorer = load_module(Path(challenge_dir) / "scorer.py", f"challenge_scorer_{ctx.challenge}")
+        check = getattr(scorer, "check", None)
+        violations = [str(v) for v in check(Path(artifact), ctx)] if check else []
+        if violations:
+            result["violations"] = violations
+        else:
+            score = scorer.score(Path(artifact), ctx)
+            if not isinstance(score, Score):
+                raise TypeError(f"score() must return challenges.Score, got {type(score).__name__}")
+            result.update(score=float(score.value), details=score.details)
+    except BaseException as err:  # the scorer's fault is the record's content, not ours to re-raise
+        traceback.print_exc()
+        result["error"] = f"scorer raised {type(err).__name__}: {err}"
+    tmp = result_file + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(result, handle, default=str)
+    os.replace(tmp, result_file)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:5]))

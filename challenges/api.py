@@ -1,0 +1,61 @@
+"""What a challenge's scorer and prepare step receive and return."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ChallengeError(Exception):
+    """A problem with a challenge, its data or its scoring; `hint` says what to do about it."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class DatasetUnavailable(ChallengeError):
+    """A dataset or model could not be fetched from its hub."""
+
+
+@dataclass
+class Score:
+    """A scorer's answer: the metric's value and any details worth keeping."""
+
+    value: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ScoreContext:
+    """Everything `prepare`, `check` and `score` may use.
+
+    data_dir is what agents see (read-only to them); private_dir holds answers and held-out data
+    that only the scorer reads.
+    """
+
+    challenge: str
+    preset: str
+    data_dir: Path
+    private_dir: Path
+    scratch_dir: Path
+    device: str = "cpu"
+    time_limit_s: float = 3600.0
+    challenge_dir: Path | None = None
+
+    def to_json(self) -> str:
+        return json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()})
+
+    @classmethod
+    def from_json(cls, text: str) -> ScoreContext:
+        raw = json.loads(text)
+        for key in ("data_dir", "private_dir", "scratch_dir", "challenge_dir"):
+            if raw.get(key) is not None:
+                raw[key] = Path(raw[key])
+        return cls(**raw)

@@ -1,0 +1,211 @@
+"""The scoring harness: the only source of scores.
+
+It runs a challenge's `check` then `score` on an artifact in a subprocess of its own, bounded in
+time and in how much of its output is kept, and writes one evaluations/ record per scoring. A scorer
+that crashes, hangs or floods its output is a recorded failure of that artifact, never of the run.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import math
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from challenges.api import ScoreContext
+from challenges.spec import Challenge
+
+LOG_HEAD_BYTES = 256 * 1024
+LOG_TAIL_BYTES = 64 * 1024
+KILL_GRACE_S = 5.0
+
+
+@dataclass
+class Evaluation:
+    """One harness scoring of one artifact, as saved in evaluations/<id>.json."""
+
+    id: str
+    challenge: str
+    preset: str
+    artifact: str
+    sha256: str
+    ok: bool
+    score: float | None
+    metric: dict[str, str]
+    details: dict[str, Any] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+    error: str = ""
+    timed_out: bool = False
+    log: str = ""
+    started_at: str = ""
+    duration_s: float = 0.0
+
+    @classmethod
+    def load(cls, path: Path) -> Evaluation:
+        return cls(**json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def evaluate(
+    challenge: Challenge, artifact: Path, ctx: ScoreContext, evaluations_dir: Path, timeout_s: float | None = None
+) -> Evaluation:
+    """Score `artifact` with the challenge's scorer and save the record; never raises for scorer faults."""
+    evaluations_dir = Path(evaluations_dir)
+    evaluations_dir.mkdir(parents=True, exist_ok=True)
+    started, t0 = datetime.now(UTC), time.monotonic()
+    eval_id = f"{started:%Y%m%dT%H%M%S}-{secrets.token_hex(2)}"
+    log_path = evaluations_dir / f"{eval_id}.log"
+    artifact = Path(artifact).resolve()
+    record = Evaluation(
+        id=eval_id, challenge=challenge.name, preset=ctx.preset, artifact=str(artifact),
+        sha256=artifact_sha256(artifact) if artifact.exists() else "", ok=False, score=None,
+        metric={"name": challenge.metric.name, "direction": challenge.metric.direction},
+        log=str(log_path), started_at=started.isoformat(timespec="seconds"),
+    )
+    if not artifact.exists():
+        record.error = f"artifact {artifact} does not exist"
+        log_path.write_text(record.error + "\n", encoding="utf-8")
+    else:
+        record = _run_scorer(record, challenge, artifact, ctx, log_path, timeout_s or ctx.time_limit_s)
+    record.duration_s = round(time.monotonic() - t0, 3)
+    _write_json(evaluations_dir / f"{eval_id}.json", asdict(record))
+    return record
+
+
+def load_evaluations(evaluations_dir: Path) -> list[Evaluation]:
+    """Every saved record, oldest first."""
+    folder = Path(evaluations_dir)
+    if not folder.is_dir():
+        return []
+    return [Evaluation.load(path) for path in sorted(folder.glob("*.json"))]
+
+
+def best_evaluation(evaluations: list[Evaluation], challenge: Challenge) -> Evaluation | None:
+    best = None
+    for record in evaluations:
+        if record.ok and record.score is not None:
+            if best is None or challenge.metric.better(record.score, best.score):
+                best = record
+    return best
+
+
+def artifact_sha256(path: Path) -> str:
+    """Content hash of a file, or of a folder's files and their relative paths."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        if path.is_dir():
+            digest.update(str(file.relative_to(path)).encode() + b"\0")
+        with open(file, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: ScoreContext,
+                log_path: Path, timeout_s: float) -> Evaluation:
+    ctx = replace(ctx, challenge_dir=challenge.directory, time_limit_s=timeout_s)
+    ctx.scratch_dir.mkdir(parents=True, exist_ok=True)
+    ctx_file = ctx.scratch_dir / f"{record.id}.ctx.json"
+    result_file = ctx.scratch_dir / f"{record.id}.result.json"
+    ctx_file.write_text(ctx.to_json(), encoding="utf-8")
+    argv = [sys.executable, "-m", "challenges._score_runner", str(challenge.directory), str(artifact),
+            str(ctx_file), str(result_file)]
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=ctx.scratch_dir)
+        pump = threading.Thread(target=_pump_capped, args=(proc.stdout, log), daemon=True)
+        pump.start()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            record.timed_out = True
+        _kill_group(proc)  # also reaps helpers a finished scorer left behind, which would hold the pipe
+        pump.join(timeout=10)
+    if record.timed_out:
+        record.error = f"scorer exceeded its time limit of {timeout_s:.0f}s and was stopped"
+        return record
+    return _read_result(record, result_file, proc.returncode)
+
+
+def _read_result(record: Evaluation, result_file: Path, returncode: int) -> Evaluation:
+    if not result_file.is_file():
+        record.error = f"scorer process exited with code {returncode} without a result; see the log"
+        return record
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    record.violations = result.get("violations", [])
+    record.details = result.get("details", {})
+    record.error = result.get("error", "")
+    value = result.get("score")
+    if record.violations:
+        record.error = record.error or f"{len(record.violations)} rule violation(s)"
+    elif value is None or not math.isfinite(value):
+        record.error = record.error or f"scorer returned a non-finite score {value!r}"
+    else:
+        record.ok, record.score = True, float(value)
+    return record
+
+
+def _pump_capped(stream: BinaryIO, log: BinaryIO) -> None:
+    """Copy the scorer's output to the log: the head in full, then only the tail; memory stays flat."""
+    written, cut = 0, 0
+    tail: collections.deque[bytes] = collections.deque()
+    tail_size = 0
+    for chunk in iter(lambda: stream.read1(65536), b""):
+        if written < LOG_HEAD_BYTES:
+            keep = chunk[: LOG_HEAD_BYTES - written]
+            log.write(keep)
+            written += len(keep)
+            chunk = chunk[len(keep):]
+        if chunk:
+            tail.append(chunk)
+            tail_size += len(chunk)
+            while tail_size - len(tail[0]) >= LOG_TAIL_BYTES:
+                cut += len(tail[0])
+                tail_size -= len(tail.popleft())
+    if cut:
+        log.write(f"\n[... {cut} bytes of scorer output cut ...]\n".encode())
+    log.writelines(tail)
+    log.flush()
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the scorer's whole process group, then SIGKILL whatever is left after a grace period."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + KILL_GRACE_S
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            proc.poll()
+            time.sleep(0.05)
+    proc.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _write_json(path: Path, obj: dict[str, Any]) -> None:
+    # challenges/ imports nothing of ours, so this is its own temp-fsync-rename write.
+    tmp = path.with_suffix(".json.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(obj, handle, indent=2, default=str)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,59 @@
+"""Finds challenges: the built-in folders plus those on RESEARCH_CREW_CHALLENGE_PATH."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from challenges.api import ChallengeError
+from challenges.spec import Challenge
+from challenges.validator import validate
+
+BUILTIN_DIR = Path(__file__).resolve().parent
+PATH_VARIABLE = "RESEARCH_CREW_CHALLENGE_PATH"
+
+
+def challenge_folders() -> dict[str, Path]:
+    """Name -> folder for every challenge found; a folder on the path overrides a built-in of that name."""
+    found: dict[str, Path] = {}
+    roots = [BUILTIN_DIR] + [Path(p) for p in os.environ.get(PATH_VARIABLE, "").split(":") if p]
+    for root in roots:
+        if (root / "challenge.toml").is_file():  # the entry is itself a challenge folder
+            found[root.name] = root
+            continue
+        if root.is_dir():
+            for child in sorted(root.iterdir()):
+                if (child / "challenge.toml").is_file():
+                    found[child.name] = child
+    return found
+
+
+def load_challenge(name_or_path: str | Path) -> Challenge:
+    """Load and validate a challenge by name, or by folder path; raise ChallengeError with the fix."""
+    folder = _resolve(name_or_path)
+    challenge, problems = validate(folder)
+    if challenge is None:
+        listing = "\n  ".join(str(p) for p in problems)
+        raise ChallengeError(
+            f"challenge folder {folder} is invalid:\n  {listing}",
+            f"fix the fields above, then check with `research-crew challenges validate {folder}`",
+        )
+    return replace(challenge, builtin=folder.resolve().parent == BUILTIN_DIR)
+
+
+def _resolve(name_or_path: str | Path) -> Path:
+    text = str(name_or_path)
+    if os.sep in text or text.startswith("."):
+        folder = Path(text).expanduser()
+        if not folder.is_dir():
+            raise ChallengeError(f"no challenge folder at {folder}", "give an existing folder or a challenge name")
+        return folder
+    folders = challenge_folders()
+    if text not in folders:
+        known = ", ".join(sorted(folders)) or "none"
+        raise ChallengeError(
+            f"unknown challenge '{text}'; known challenges: {known}",
+            f"pick one of those, or add a folder to {PATH_VARIABLE}",
+        )
+    return folders[text]

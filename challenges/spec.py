@@ -1,0 +1,92 @@
+"""The parsed form of a challenge folder's challenge.toml."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PLACEHOLDERS = ("data_dir", "submission_dir", "budget_s")
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    direction: str  # "max" or "min"
+    success_threshold: float = 0.10
+
+    def better(self, a: float, b: float) -> bool:
+        """True when score `a` is strictly better than `b`."""
+        return a > b if self.direction == "max" else a < b
+
+    def improvement(self, score: float, baseline: float) -> float:
+        """Relative improvement over the baseline, positive when better, as MLAgentBench counts it."""
+        if baseline == 0:
+            return 0.0 if score == baseline else float("inf")
+        gain = (score - baseline) if self.direction == "max" else (baseline - score)
+        return gain / abs(baseline)
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    hours: float
+    gpus: int = 0
+    gpu_memory_gb: float = 0.0
+    description: str = ""
+    score_minutes: float = 10.0  # time reserved at the end for the harness to score
+
+    @property
+    def budget_s(self) -> float:
+        return self.hours * 3600.0
+
+    @property
+    def min_budget_s(self) -> float:
+        """Scoring reserve plus at least as long again for the work itself."""
+        return 2 * self.score_minutes * 60.0
+
+
+@dataclass(frozen=True)
+class Challenge:
+    name: str
+    title: str
+    directory: Path
+    metric: Metric
+    submission: str
+    presets: dict[str, Preset]
+    source: str = ""
+    allowed: tuple[str, ...] = ()
+    forbidden: tuple[str, ...] = ()
+    baseline_command: str | None = None
+    builtin: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def task_text(self) -> str:
+        return (self.directory / "task.md").read_text(encoding="utf-8")
+
+    @property
+    def has_prepare(self) -> bool:
+        return (self.directory / "prepare.py").is_file()
+
+    def preset(self, name: str) -> Preset:
+        from challenges.api import ChallengeError
+
+        if name not in self.presets:
+            raise ChallengeError(
+                f"challenge '{self.name}' has no preset '{name}'",
+                f"choose one of: {', '.join(self.presets)}",
+            )
+        return self.presets[name]
+
+    def baseline_command_line(self, data_dir: Path, submission_dir: Path, budget_s: float) -> str:
+        """The baseline command with its placeholders filled; a leading `python` is this interpreter."""
+        assert self.baseline_command is not None
+        command = self.baseline_command.format(
+            data_dir=shlex.quote(str(data_dir)),
+            submission_dir=shlex.quote(str(submission_dir)),
+            budget_s=int(budget_s),
+        )
+        return re.sub(r"^python3?(?=\s)", shlex.quote(sys.executable), command)

@@ -1,0 +1,231 @@
+"""Checks a challenge folder file by file and field by field; every problem names the fix."""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from challenges.spec import PLACEHOLDERS, Challenge, Metric, Preset
+
+TOP_KEYS = {"name", "title", "source", "metric", "submission", "rules", "presets", "baseline"}
+METRIC_KEYS = {"name", "direction", "success_threshold"}
+PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes"}
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+SCORE_SIG = "submission, ctx"
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    field: str
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        where = f"{self.file} {self.field}".strip()
+        return f"{where}: {self.message} (fix: {self.fix})"
+
+
+def validate(folder: Path) -> tuple[Challenge | None, list[Problem]]:
+    """Return the parsed challenge (None when invalid) and every problem found."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None, [Problem(str(folder), "", "is not a folder", "give the path of a challenge folder")]
+    problems: list[Problem] = []
+    raw = _read_toml(folder / "challenge.toml", problems)
+    _check_task(folder, problems)
+    _check_functions(folder / "scorer.py", {"score": SCORE_SIG, "check": SCORE_SIG}, {"score"}, problems)
+    if (folder / "prepare.py").exists():
+        _check_functions(folder / "prepare.py", {"prepare": "ctx"}, {"prepare"}, problems)
+    if raw is None:
+        return None, problems
+    challenge = _parse(folder, raw, problems)
+    return (challenge if not problems else None), problems
+
+
+def _read_toml(path: Path, problems: list[Problem]) -> dict[str, Any] | None:
+    if not path.is_file():
+        problems.append(Problem("challenge.toml", "", "is missing", "create it (see `research-crew challenges new`)"))
+        return None
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        problems.append(Problem("challenge.toml", "", f"is not valid TOML: {err}", "correct the syntax there"))
+    except UnicodeDecodeError:
+        problems.append(Problem("challenge.toml", "", "is not UTF-8 text", "save it as UTF-8"))
+    return None
+
+
+def _check_task(folder: Path, problems: list[Problem]) -> None:
+    task = folder / "task.md"
+    if not task.is_file():
+        problems.append(Problem("task.md", "", "is missing", "write the task as the supervisor should read it"))
+    elif not task.read_text(encoding="utf-8", errors="replace").strip():
+        problems.append(Problem("task.md", "", "is empty", "write the task as the supervisor should read it"))
+
+
+def _check_functions(
+    path: Path, signatures: dict[str, str], required: set[str], problems: list[Problem]
+) -> None:
+    """Parse (never import) a module and check its functions and their parameter counts."""
+    if not path.is_file():
+        problems.append(Problem(path.name, "", "is missing", f"add {path.name} defining {', '.join(sorted(required))}"))
+        return
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as err:
+        problems.append(Problem(path.name, f"line {err.lineno}", f"has a syntax error: {err.msg}", "correct it"))
+        return
+    defined = {
+        node.name: node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    for name in sorted(required - defined.keys()):
+        problems.append(
+            Problem(path.name, name, "is not defined", f"define `def {name}({signatures[name]})` at top level")
+        )
+    for name, node in defined.items():
+        if name not in signatures:
+            continue
+        count = len(node.args.posonlyargs) + len(node.args.args)
+        expected = signatures[name].count(",") + 1
+        if count != expected:
+            problems.append(Problem(path.name, name, f"takes {count} parameters, expected {expected}",
+                                    f"write it as `def {name}({signatures[name]})`"))
+
+
+def _parse(folder: Path, raw: dict[str, Any], problems: list[Problem]) -> Challenge | None:
+    fields = _Fields(problems)
+    fields.unknown_keys(raw, TOP_KEYS, "")
+    name = fields.text(raw, "name", "")
+    if name and not NAME_PATTERN.match(name):
+        fields.add("name", f"'{name}' is not a lowercase identifier", "use letters, digits and _ (e.g. my_task)")
+    if name and name != folder.name:
+        fields.add("name", f"'{name}' differs from the folder name '{folder.name}'", "make them the same")
+    title = fields.text(raw, "title", "")
+    metric_raw = fields.table(raw, "metric", "")
+    fields.unknown_keys(metric_raw, METRIC_KEYS, "[metric].")
+    metric_name = fields.text(metric_raw, "name", "[metric].")
+    direction = fields.text(metric_raw, "direction", "[metric].")
+    if direction and direction not in ("max", "min"):
+        fields.add("[metric].direction", f"'{direction}' is neither 'max' nor 'min'",
+                   'set direction = "max" (higher is better) or "min"')
+    threshold = fields.number(metric_raw, "success_threshold", "[metric].", default=0.10, minimum=0.0)
+    submission = fields.text(fields.table(raw, "submission", ""), "description", "[submission].")
+    rules = fields.table(raw, "rules", "", required=False)
+    allowed = fields.strings(rules, "allowed", "[rules].")
+    forbidden = fields.strings(rules, "forbidden", "[rules].")
+    presets = _parse_presets(fields, fields.table(raw, "presets", ""))
+    command = _parse_baseline(folder, fields, fields.table(raw, "baseline", "", required=False))
+    if problems:
+        return None
+    return Challenge(
+        name=name, title=title, directory=folder.resolve(), source=str(raw.get("source", "")),
+        metric=Metric(metric_name, direction, threshold), submission=submission, presets=presets,
+        allowed=tuple(allowed), forbidden=tuple(forbidden), baseline_command=command,
+    )
+
+
+def _parse_presets(fields: _Fields, table: dict[str, Any]) -> dict[str, Preset]:
+    if not table and "presets" not in fields.reported:
+        fields.add("[presets]", "defines no preset", "add at least [presets.smoke] with hours and gpus")
+    presets = {}
+    for preset_name, body in table.items():
+        prefix = f"[presets.{preset_name}]."
+        if not isinstance(body, dict):
+            fields.add(prefix[:-1], "is not a table", f"write it as [presets.{preset_name}] with hours = ...")
+            continue
+        fields.unknown_keys(body, PRESET_KEYS, prefix)
+        presets[preset_name] = Preset(
+            name=preset_name,
+            hours=fields.number(body, "hours", prefix, minimum=0.0, exclusive=True),
+            gpus=int(fields.number(body, "gpus", prefix, default=0, minimum=0, integer=True)),
+            gpu_memory_gb=fields.number(body, "gpu_memory_gb", prefix, default=0.0, minimum=0.0),
+            description=str(body.get("description", "")),
+            score_minutes=fields.number(body, "score_minutes", prefix, default=10.0, minimum=0.0, exclusive=True),
+        )
+    return presets
+
+
+def _parse_baseline(folder: Path, fields: _Fields, table: dict[str, Any]) -> str | None:
+    if not table:
+        return None
+    command = fields.text(table, "command", "[baseline].")
+    if not command:
+        return None
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(command) if name is not None}
+    except ValueError as err:
+        fields.add("[baseline].command", f"has a malformed placeholder: {err}", "use {data_dir}-style braces")
+        return None
+    for name in sorted(names - set(PLACEHOLDERS)):
+        fields.add("[baseline].command", f"uses unknown placeholder {{{name}}}",
+                   f"use only {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")
+    for token in command.split():
+        if token.endswith(".py") and "{" not in token and not (folder / token).is_file():
+            fields.add("[baseline].command", f"runs {token}, which is not in the challenge folder",
+                       f"add {token} or correct the command")
+    return command
+
+
+class _Fields:
+    """Typed field access that records a Problem instead of raising."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        self.reported: set[str] = set()
+
+    def add(self, field: str, message: str, fix: str) -> None:
+        self.reported.add(field.strip("[]."))
+        self.problems.append(Problem("challenge.toml", field, message, fix))
+
+    def unknown_keys(self, table: dict[str, Any], known: set[str], prefix: str) -> None:
+        for key in sorted(set(table) - known):
+            self.add(f"{prefix}{key}", "is not a known field", f"remove it or use one of: {', '.join(sorted(known))}")
+
+    def table(self, raw: dict[str, Any], key: str, prefix: str, required: bool = True) -> dict[str, Any]:
+        value = raw.get(key)
+        if value is None:
+            if required:
+                self.add(f"[{prefix}{key}]", "is missing", f"add a [{key}] table")
+            return {}
+        if not isinstance(value, dict):
+            self.add(f"{prefix}{key}", "is not a table", f"write it as a [{key}] table")
+            return {}
+        return value
+
+    def text(self, raw: dict[str, Any], key: str, prefix: str) -> str:
+        value = raw.get(key)
+        if value is None:
+            self.add(f"{prefix}{key}", "is missing", f'add {key} = "..."')
+            return ""
+        if not isinstance(value, str) or not value.strip():
+            self.add(f"{prefix}{key}", f"must be non-empty text, got {value!r}", f'write {key} = "..."')
+            return ""
+        return value
+
+    def strings(self, raw: dict[str, Any], key: str, prefix: str) -> list[str]:
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            self.add(f"{prefix}{key}", f"must be a list of text, got {value!r}", f'write {key} = ["..."]')
+            return []
+        return value
+
+    def number(self, raw: dict[str, Any], key: str, prefix: str, default: float | None = None,
+               minimum: float | None = None, exclusive: bool = False, integer: bool = False) -> float:
+        value = raw.get(key, default)
+        kind = "a whole number" if integer else "a number"
+        if value is None:
+            self.add(f"{prefix}{key}", "is missing", f"add {key} = <{kind}>")
+            return 0.0
+        if isinstance(value, bool) or not isinstance(value, int | float) or (integer and not isinstance(value, int)):
+            self.add(f"{prefix}{key}", f"must be {kind}, got {value!r}", f"write {key} = <{kind}>")
+            return 0.0
+        if minimum is not None and (value < minimum or (exclusive and value == minimum)):
+            bound = f"greater than {minimum:g}" if exclusive else f"at least {minimum:g}"
+            self.add(f"{prefix}{key}", f"is {value}, must be {bound}", f"set {key} to a value {bound}")
+        return float(value)

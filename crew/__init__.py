@@ -1,0 +1,1 @@
+"""The crew: command line, run configuration, policies, and reports. Only this package imports autogen."""

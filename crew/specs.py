@@ -1,0 +1,49 @@
+"""Model specs: baseline, anthropic:MODEL, openai:MODEL[@BASE_URL], replay:PATH."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from crew.errors import CrewError
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_OPENAI_MODEL = "gpt-4.1"
+KINDS = ("baseline", "anthropic", "openai", "replay")
+FORMS = "baseline, anthropic:MODEL, openai:MODEL, openai:MODEL@BASE_URL or replay:PATH"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    kind: str
+    model: str = ""
+    base_url: str = ""
+
+    def __str__(self) -> str:
+        if self.kind == "baseline":
+            return "baseline"
+        return f"{self.kind}:{self.model}" + (f"@{self.base_url}" if self.base_url else "")
+
+
+def parse_spec(text: str) -> ModelSpec:
+    text = text.strip()
+    if text == "baseline":
+        return ModelSpec("baseline")
+    kind, sep, rest = text.partition(":")
+    if not sep or kind not in KINDS or not rest:
+        raise CrewError(f"unknown model spec '{text}'", f"use one of: {FORMS}")
+    if kind == "openai" and "@" in rest:
+        model, _, base_url = rest.partition("@")
+        if not model or not base_url.startswith(("http://", "https://")):
+            raise CrewError(f"model spec '{text}' needs MODEL@http(s)://HOST", "e.g. openai:llama3@http://localhost:8000/v1")
+        return ModelSpec(kind, model, base_url)
+    return ModelSpec(kind, rest)
+
+
+def default_spec() -> tuple[ModelSpec, str]:
+    """The spec used without --model, and the line that says why (DESIGN: keys come from the environment)."""
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return ModelSpec("anthropic", DEFAULT_ANTHROPIC_MODEL), "ANTHROPIC_API_KEY is set"
+    if os.environ.get("OPENAI_API_KEY"):
+        return ModelSpec("openai", DEFAULT_OPENAI_MODEL), "OPENAI_API_KEY is set"
+    return ModelSpec("baseline"), "no ANTHROPIC_API_KEY or OPENAI_API_KEY: using the baseline policy (no LLM)"

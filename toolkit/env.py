@@ -15,9 +15,7 @@ KNOWN_SECRETS = frozenset(
 # Matched per name segment (split on non-alphanumerics) so that e.g. TOKENIZERS_PARALLELISM survives
 # while HF_HUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD and MYAPIKEY do not.
 _SECRET_WORDS = ("KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD")
-_SECRET_SEGMENT = re.compile(
-    r"^(?:[A-Z0-9]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)S?|PASSPHRASE|CREDENTIALS?|AUTH|PAT)$"
-)
+_SECRET_SEGMENT = re.compile(r"^(?:[A-Z0-9]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)S?|PASSPHRASE|CREDENTIALS?|AUTH|PAT)$")
 
 
 @functools.lru_cache(maxsize=4096)  # names repeat on every call; the regex work need not

@@ -146,9 +146,7 @@ class FileTools:
                 "indentation; read_file shows the current text (without the line-number column)."
             )
         if count > 1:
-            return (
-                f"old_text occurs {count} times in {path}; include more surrounding text so it matches once."
-            )
+            return f"old_text occurs {count} times in {path}; include more surrounding text so it matches once."
         after = before.replace(old_text, new_text, 1)
         self._remember(real)
         atomic_write_bytes(real, after.encode("utf-8", errors="surrogateescape"))

@@ -72,9 +72,7 @@ class JobStatus:
             f" · runtime: {format_duration(self.runtime_s())}",
         ]
         if r.deadline is not None and self.running:
-            lines.append(
-                f"deadline: {jr.utc_iso(r.deadline)} (in {format_duration(r.deadline - time.time())})"
-            )
+            lines.append(f"deadline: {jr.utc_iso(r.deadline)} (in {format_duration(r.deadline - time.time())})")
         if r.exit_code is not None:
             lines.append(f"exit code: {r.exit_code}")
         lines.append(f"progress: {self.progress}" if self.progress else "progress: none reported in the log")
@@ -105,11 +103,7 @@ class JobManager:
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         for _ in range(1000):
             seq = 1 + max(
-                (
-                    int(p.name.split("-", 1)[0])
-                    for p in self.jobs_dir.iterdir()
-                    if p.name.split("-", 1)[0].isdigit()
-                ),
+                (int(p.name.split("-", 1)[0]) for p in self.jobs_dir.iterdir() if p.name.split("-", 1)[0].isdigit()),
                 default=0,
             )
             job_dir = self.jobs_dir / f"{seq:03d}-{_slug(name)}"
@@ -145,9 +139,7 @@ class JobManager:
             )
         self._runners.append(runner)
         # Kept beside the record, not in it, so the record has one writer at a time.
-        atomic_write_json(
-            job_dir / _RUNNER, {"pid": runner.pid, "start_time": process_start_time(runner.pid)}
-        )
+        atomic_write_json(job_dir / _RUNNER, {"pid": runner.pid, "start_time": process_start_time(runner.pid)})
         until = time.monotonic() + _START_WAIT_S
         while time.monotonic() < until:
             record = jr.JobRecord.load(job_dir)
@@ -188,9 +180,7 @@ class JobManager:
         if record.state not in (jr.RUNNING, jr.STARTING) or self._runner_alive(job_dir):
             return record
         alive = (
-            record.pid is not None
-            and record.start_time is not None
-            and is_same_process(record.pid, record.start_time)
+            record.pid is not None and record.start_time is not None and is_same_process(record.pid, record.start_time)
         )
         if alive and record.deadline is not None and time.time() >= record.deadline:
             # Nobody is enforcing the deadline any more, so we do.
@@ -210,9 +200,7 @@ class JobManager:
         tail = read_tail_text(log_path, _PROGRESS_WINDOW_BYTES)
         elapsed = None if record.started is None else (record.ended or time.time()) - record.started
         last, _ = tail_lines(log_path, 1, max_bytes=8_000)
-        return JobStatus(
-            record, record.state, log_path, parse_progress(tail, elapsed), last[0] if last else ""
-        )
+        return JobStatus(record, record.state, log_path, parse_progress(tail, elapsed), last[0] if last else "")
 
     def tail(self, job_id: str, lines: int, max_chars: int) -> str:
         status = self.status(job_id)
@@ -231,11 +219,7 @@ class JobManager:
         if record.state in jr.FINISHED:
             return self.status(job_id)
         atomic_write_text(job_dir / jr.STOP_MARKER, jr.utc_iso() + "\n")
-        if (
-            record.pid is not None
-            and record.start_time is not None
-            and is_same_process(record.pid, record.start_time)
-        ):
+        if record.pid is not None and record.start_time is not None and is_same_process(record.pid, record.start_time):
             kill_process_group(record.pid, self.grace_s if grace_s is None else grace_s)
         # Give the runner a moment to record the exit status it sees.
         until = time.monotonic() + 5.0

@@ -46,18 +46,14 @@ class Confinement:
             elif _inside(absolute, self.real_root):
                 candidate = self.root / absolute.relative_to(self.real_root)
             else:
-                raise PathRefused(
-                    f"'{text}' is outside the workspace ({self.root}); use a path relative to it"
-                )
+                raise PathRefused(f"'{text}' is outside the workspace ({self.root}); use a path relative to it")
         else:
             candidate = self.root / candidate
         real = candidate.resolve()
         read_only = self.read_only_roots()
         in_read_only = any(_inside(real, r) or _inside(candidate, r) for r in read_only)
         if write and in_read_only:
-            raise PathRefused(
-                f"'{text}' is in the challenge's read-only data; write somewhere else in the workspace"
-            )
+            raise PathRefused(f"'{text}' is in the challenge's read-only data; write somewhere else in the workspace")
         if not _inside(real, self.real_root) and not in_read_only:
             raise PathRefused(f"'{text}' leads outside the workspace through a symlink (to {real}); refused")
         return real

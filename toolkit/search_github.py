@@ -115,8 +115,7 @@ class GithubTools:
             return f"kind must be one of {', '.join(KINDS)}; got {kind!r}."
         if kind == "code" and not self.token:
             return (
-                "GitHub code search needs a GITHUB_TOKEN (GitHub requires sign-in for it); "
-                "search repositories instead."
+                "GitHub code search needs a GITHUB_TOKEN (GitHub requires sign-in for it); search repositories instead."
             )
         n = max(1, min(max_results, 50))
 
@@ -144,9 +143,7 @@ class GithubTools:
             # Lazy: get_repo makes no request, so reading a file costs one request, not two.
             repository = self._client(lazy=True).get_repo(repo)
             contents = (
-                repository.get_contents(path.strip("/"), ref=ref)
-                if ref
-                else repository.get_contents(path.strip("/"))
+                repository.get_contents(path.strip("/"), ref=ref) if ref else repository.get_contents(path.strip("/"))
             )
             if isinstance(contents, list):
                 names = sorted(f"{c.path}{'/' if c.type == 'dir' else ''}" for c in contents)

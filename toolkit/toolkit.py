@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import sys
@@ -42,6 +43,22 @@ TOOL_NAMES = (
 )
 
 
+def _os_errors_as_text(tool: Callable[..., Any]) -> Callable[..., Any]:
+    """A failing file system (full disk, a file where a folder should be) is an observation for the
+    model, not an exception that ends the step."""
+
+    @functools.wraps(tool)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return tool(*args, **kwargs)
+        except OSError as err:
+            log.warning("%s failed: %r", tool.__name__, err)
+            where = f" ({err.filename})" if err.filename else ""
+            return f"{tool.__name__} failed: {err.strerror or err}{where}"
+
+    return wrapper
+
+
 @runtime_checkable
 class TimeLeft(Protocol):
     """Anything that can say how many seconds the run has left (the crew's budget guard)."""
@@ -75,9 +92,7 @@ class Toolkit:
         self.max_output_chars = max_output_chars
         self.command_grace_s = command_grace_s
         self.files = FileTools(self.workspace, read_only)
-        self.jobs = JobManager(
-            self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s
-        )
+        self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s)
         cache = cache_dir or self.run_dir / "cache"
         self.arxiv = arxiv or ArxivTools(cache, self.workspace / "papers")
         self.github = github or GithubTools(cache)
@@ -98,9 +113,7 @@ class Toolkit:
     def _bounded(self, timeout_s: float) -> tuple[float, str]:
         left = self.time_left_s()
         if timeout_s > left:
-            return max(
-                left, 0.0
-            ), f" (timeout cut from {timeout_s:g}s to the {left:.0f}s the run's budget has left)"
+            return max(left, 0.0), f" (timeout cut from {timeout_s:g}s to the {left:.0f}s the run's budget has left)"
         return timeout_s, ""
 
     def _run(self, argv: list[str], display: str, timeout_s: float, kind: str) -> CommandResult | str:
@@ -125,6 +138,7 @@ class Toolkit:
 
     # -- commands ----------------------------------------------------------------------------------
 
+    @_os_errors_as_text
     def run_bash(self, command: str, timeout_s: float = 600) -> CommandResult | str:
         """Run a bash command in the workspace and wait for it (at most timeout_s seconds).
 
@@ -135,9 +149,8 @@ class Toolkit:
         """
         return self._run(["bash", "-c", command], command, timeout_s, "bash")
 
-    def run_python(
-        self, path: str, args: list[str] | None = None, timeout_s: float = 600
-    ) -> CommandResult | str:
+    @_os_errors_as_text
+    def run_python(self, path: str, args: list[str] | None = None, timeout_s: float = 600) -> CommandResult | str:
         """Run a Python script from the workspace with the crew's Python: `python <path> <args...>`.
 
         path is relative to the workspace; args are passed as separate arguments (no shell quoting).
@@ -155,6 +168,7 @@ class Toolkit:
 
     # -- background jobs ---------------------------------------------------------------------------
 
+    @_os_errors_as_text
     def start_job(self, command: str, name: str, timeout_s: float | None = None) -> JobStatus | str:
         """Start a long-running bash command (e.g. training) in the background and return at once.
 
@@ -172,6 +186,7 @@ class Toolkit:
             return f"Job {status.record.id} could not start: {status.record.end_reason}"
         return status
 
+    @_os_errors_as_text
     def job_status(self, job_id: str) -> JobStatus | str:
         """Report a background job: running or ended (and how), runtime, deadline, progress with ETA,
         the last log line and the log path."""
@@ -180,6 +195,7 @@ class Toolkit:
         except KeyError:
             return self._no_job(job_id)
 
+    @_os_errors_as_text
     def tail_job(self, job_id: str, lines: int = 50) -> str:
         """Show the last `lines` lines (at most 500) of a background job's output."""
         try:
@@ -187,6 +203,7 @@ class Toolkit:
         except KeyError:
             return self._no_job(job_id)
 
+    @_os_errors_as_text
     def stop_job(self, job_id: str) -> JobStatus | str:
         """Stop a background job gracefully: SIGTERM first (so training can save a checkpoint), then
         SIGKILL if it is still running after a grace period. Returns its final status."""
@@ -195,6 +212,7 @@ class Toolkit:
         except KeyError:
             return self._no_job(job_id)
 
+    @_os_errors_as_text
     def list_jobs(self) -> str:
         """List this run's background jobs, one line each: id, state, runtime, progress, name."""
         ids = self.jobs.ids()
@@ -214,11 +232,13 @@ class Toolkit:
 
     # -- files -------------------------------------------------------------------------------------
 
+    @_os_errors_as_text
     def list_files(self, path: str = ".", recursive: bool = False) -> str:
         """List a folder of the workspace (sizes included). recursive=True walks subfolders, skipping
         .git, caches and virtual environments; long listings are cut and say so."""
         return self.files.list_files(path, recursive, max_entries=300)
 
+    @_os_errors_as_text
     def read_file(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         """Read a text file of the workspace, optionally lines start_line..end_line (1-based, inclusive).
 
@@ -227,16 +247,19 @@ class Toolkit:
         """
         return self.files.read_file(path, start_line, end_line, self.max_output_chars)
 
+    @_os_errors_as_text
     def write_file(self, path: str, content: str) -> str:
         """Create or overwrite a file in the workspace with `content` (folders are created).
         data/ (the challenge data) is read-only."""
         return self.files.write_file(path, content)
 
+    @_os_errors_as_text
     def edit_file(self, path: str, old_text: str, new_text: str) -> str:
         """Replace old_text with new_text in a workspace file. old_text must occur exactly once (same
         whitespace and indentation); otherwise nothing changes and you are told why. Returns the diff."""
         return self.files.edit_file(path, old_text, new_text, self.max_output_chars)
 
+    @_os_errors_as_text
     def undo_edit(self, path: str) -> str:
         """Undo the last write_file or edit_file on `path` (repeatable; history is kept per file)."""
         return self.files.undo_edit(path, self.max_output_chars)
@@ -248,6 +271,7 @@ class Toolkit:
         plain words. Returns id, title, authors, date, PDF link and the abstract of each hit."""
         return self.arxiv.search(query, max_results)
 
+    @_os_errors_as_text
     def read_arxiv_paper(self, paper_id: str) -> str:
         """Download an arXiv paper (id like 2106.09685) into workspace/papers/ and return the text of
         its first pages, cut at a size cap; the full extracted text is saved next to the PDF."""

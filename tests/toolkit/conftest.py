@@ -63,9 +63,7 @@ class RecordedHttp:
     def add(self, url_part: str, *responses: Canned) -> None:
         self.routes.append((url_part, list(responses)))
 
-    def file(
-        self, url_part: str, name: str, status: int = 200, headers: dict[str, str] | None = None
-    ) -> None:
+    def file(self, url_part: str, name: str, status: int = 200, headers: dict[str, str] | None = None) -> None:
         types = {".json": "application/json", ".xml": "application/atom+xml", ".pdf": "application/pdf"}
         headers = {"Content-Type": types[Path(name).suffix], **(headers or {})}
         self.add(url_part, Canned(status, self.fixture(name), headers))

@@ -150,3 +150,10 @@ def test_writes_are_atomic_files_not_symlink_follows(setup) -> None:
     os.symlink(outside / "secret.txt", tk.workspace / "planted")
     assert tk.write_file("planted", "x").startswith("Refused:")
     assert (outside / "secret.txt").read_text() == "top secret\n"
+
+
+def test_file_system_errors_come_back_as_text(setup) -> None:
+    tk, _, _ = setup
+    tk.write_file("plain.txt", "x")
+    answer = tk.write_file("plain.txt/child.txt", "y")  # a file where a folder should be
+    assert answer.startswith("write_file failed:") and "plain.txt" in answer

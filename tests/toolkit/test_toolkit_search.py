@@ -52,9 +52,7 @@ def test_arxiv_empty_result_is_plain(tk: Toolkit, recorded_http) -> None:
 def test_arxiv_backs_off_on_rate_limit_then_succeeds(tk: Toolkit, recorded_http, sleeps) -> None:
     waits, _ = sleeps
     body = recorded_http.fixture("arxiv_search.xml")
-    recorded_http.add(
-        ARXIV_API, recorded_http.canned(429), recorded_http.canned(503), recorded_http.canned(200, body)
-    )
+    recorded_http.add(ARXIV_API, recorded_http.canned(429), recorded_http.canned(503), recorded_http.canned(200, body))
     text = tk.search_arxiv("attention", max_results=2)
     assert "Attention Is All You Need" in text
     assert waits == [2.0, 4.0]  # exponential backoff between the three tries
@@ -65,9 +63,7 @@ def test_arxiv_persistent_failure_and_network_errors_are_clear_results(tk: Toolk
     text = tk.search_arxiv("attention")
     assert text.startswith("arXiv search failed") and "try again" in text
     recorded_http.routes.clear()
-    recorded_http.add(
-        ARXIV_API, recorded_http.canned(error=requests.ConnectionError("Name or service not known"))
-    )
+    recorded_http.add(ARXIV_API, recorded_http.canned(error=requests.ConnectionError("Name or service not known")))
     text = tk.search_arxiv("attention")
     assert "arXiv search failed" in text and "ConnectionError" in text
 
@@ -142,11 +138,7 @@ def test_read_github_file_and_folder(tk: Toolkit, recorded_http) -> None:
     recorded_http.file(f"{GH}/repos/karpathy/nanoGPT/contents/README.md", "github_contents_readme.json")
     recorded_http.file(f"{GH}/repos/karpathy/nanoGPT/contents/config", "github_contents_folder.json")
     text = tk.read_github_file("karpathy/nanoGPT", "README.md")
-    assert (
-        text.startswith("karpathy/nanoGPT:README.md (")
-        and "# nanoGPT" in text
-        and "pip install torch" in text
-    )
+    assert text.startswith("karpathy/nanoGPT:README.md (") and "# nanoGPT" in text and "pip install torch" in text
     assert recorded_http.hits(GH) == 1  # lazy repository: only the contents request
     folder = tk.read_github_file("karpathy/nanoGPT", "config", ref="master")
     assert "folder with 2 entries" in folder and "config/train_gpt2.py" in folder
@@ -175,9 +167,7 @@ def test_github_short_rate_limit_waits_then_retries(tk: Toolkit, recorded_http, 
     assert len(waits) == 1 and 1.0 <= waits[0] <= 6.0
 
 
-def test_github_long_rate_limit_is_a_clear_message_without_waiting(
-    tk: Toolkit, recorded_http, sleeps
-) -> None:
+def test_github_long_rate_limit_is_a_clear_message_without_waiting(tk: Toolkit, recorded_http, sleeps) -> None:
     waits, _ = sleeps
     reset = int(time.time()) + 1800
     recorded_http.add(
@@ -195,10 +185,7 @@ def test_github_long_rate_limit_is_a_clear_message_without_waiting(
 
 def test_github_secondary_rate_limit_uses_retry_after(tk: Toolkit, recorded_http, sleeps) -> None:
     waits, _ = sleeps
-    body = (
-        b'{"message": "You have exceeded a secondary rate limit. '
-        b'Please wait a few minutes before you try again."}'
-    )
+    body = b'{"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}'
     ok = recorded_http.canned(200, recorded_http.fixture("github_search_repos.json"))
     recorded_http.add(f"{GH}/search/repositories", recorded_http.canned(403, body, {"retry-after": "3"}), ok)
     assert "karpathy/nanoGPT" in tk.search_github("nanogpt")

@@ -22,6 +22,11 @@ log = logging.getLogger("toolkit.jobrunner")
 _MAX_WAIT_S = 60.0
 
 
+def grace_before(deadline: float | None, floor_s: float = 0.1) -> float:
+    """The grace left until `deadline` (at least `floor_s`, so SIGTERM always gets a moment)."""
+    return floor_s if deadline is None else max(deadline - time.time(), floor_s)
+
+
 def run(job_dir: Path) -> int:
     record = jr.JobRecord.load(job_dir)
     with open(job_dir / jr.LOG, "ab") as out:
@@ -46,16 +51,19 @@ def run(job_dir: Path) -> int:
     log.info("job %s started as pid %d", record.id, proc.pid)
 
     hit_deadline = False
+    # SIGTERM goes out a grace period early, so that even a job that needs its whole grace to save a
+    # checkpoint is gone by the deadline itself.
+    term_at = None if record.deadline is None else record.deadline - record.grace_s
     while True:
-        wait = _MAX_WAIT_S if record.deadline is None else min(_MAX_WAIT_S, record.deadline - time.time())
+        wait = _MAX_WAIT_S if term_at is None else min(_MAX_WAIT_S, term_at - time.time())
         try:
             proc.wait(timeout=max(wait, 0.0))
             break
         except subprocess.TimeoutExpired:
-            if record.deadline is not None and time.time() >= record.deadline:
+            if term_at is not None and time.time() >= term_at:
                 hit_deadline = True
                 log.info("job %s reached its deadline; stopping it", record.id)
-                kill_process_group(proc.pid, record.grace_s)
+                kill_process_group(proc.pid, grace_before(record.deadline))
                 proc.wait()
                 break
     if group_members(proc.pid):  # processes the command left behind in its group

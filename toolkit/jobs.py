@@ -16,6 +16,7 @@ from checkpoints import atomic_write_json, atomic_write_text
 from toolkit import jobrecord as jr
 from toolkit.errors import ToolkitError
 from toolkit.excerpt import read_tail_text, tail_lines
+from toolkit.jobrunner import grace_before
 from toolkit.procs import group_members, is_same_process, kill_process_group, process_start_time
 from toolkit.progress import Progress, format_duration, parse_progress
 
@@ -182,9 +183,9 @@ class JobManager:
         alive = (
             record.pid is not None and record.start_time is not None and is_same_process(record.pid, record.start_time)
         )
-        if alive and record.deadline is not None and time.time() >= record.deadline:
-            # Nobody is enforcing the deadline any more, so we do.
-            kill_process_group(record.pid, record.grace_s)
+        if alive and record.deadline is not None and time.time() >= record.deadline - record.grace_s:
+            # Nobody is enforcing the deadline any more, so we do (as the runner would have).
+            kill_process_group(record.pid, grace_before(record.deadline))
             record.state, record.end_reason, record.ended = jr.STOPPED, "deadline reached", time.time()
             record.save(job_dir)
         elif not alive:

@@ -18,6 +18,8 @@ _NEW_ID = re.compile(r"\d{4}\.\d{4,5}(v\d+)?")
 _OLD_ID = re.compile(r"[a-z][a-z.-]*(\.[A-Z]{2})?/\d{7}(v\d+)?")
 _TRANSIENT_STATUS = {429, 500, 502, 503, 504}
 _ABSTRACT_CHARS = 700
+# The whole paper's text (to this size) is saved beside the PDF; the model sees the first max_chars.
+_SAVED_TEXT_CHARS = 2_000_000
 # arXiv asks API clients for no more than one request every three seconds.
 _SPACING = Spacing(3.0)
 
@@ -123,7 +125,7 @@ class ArxivTools:
                 log.warning("arXiv download failed: %r", err)
                 return f"Could not download arXiv:{pid}: {type(err).__name__}: {err}"
         try:
-            extracted = extract_text(pdf, max_chars)
+            extracted = extract_text(pdf, _SAVED_TEXT_CHARS)
         except Exception as err:
             return f"Downloaded {pdf} but could not read its text ({type(err).__name__}: {err})."
         txt = pdf.with_suffix(".txt")

@@ -174,8 +174,9 @@ class Toolkit:
 
         name is a short label (e.g. "train-gpt-small"). The job keeps running after this call; check it
         with job_status / tail_job, stop it with stop_job. It is stopped automatically at timeout_s (if
-        given) or when the run's budget ends, whichever is first: save checkpoints regularly and handle
-        SIGTERM by saving. Print `progress: <done>/<total>` lines (or use tqdm) to get progress and ETA.
+        given) or when the run's budget ends, whichever is first: it gets SIGTERM a grace period before
+        that deadline, so save checkpoints regularly and save on SIGTERM. Print `progress: <done>/<total>`
+        lines (or use tqdm) to get progress and ETA.
         """
         limit = min(timeout_s if timeout_s and timeout_s > 0 else math.inf, self.time_left_s())
         if limit <= 0:

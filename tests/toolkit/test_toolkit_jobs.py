@@ -111,15 +111,24 @@ def test_job_past_its_deadline_is_stopped_without_being_asked(run_dir: Path, fix
 
 
 def test_deadline_holds_even_when_the_runner_died(run_dir: Path) -> None:
-    tk = Toolkit(run_dir, job_grace_s=1)
-    status = tk.start_job("sleep 1000", "orphan", timeout_s=1.0)
+    tk = Toolkit(run_dir, job_grace_s=0.5)
+    status = tk.start_job("sleep 1000", "orphan", timeout_s=2.0)  # SIGTERM due 0.5 s before the deadline
     runner = json.loads((run_dir / "jobs" / status.record.id / "runner.json").read_text())
     os.kill(runner["pid"], signal.SIGKILL)
     assert _until(lambda: not _alive(runner["pid"]))
-    time.sleep(1.2)
+    assert _alive(status.record.pid) and tk.job_status(status.record.id).running
+    time.sleep(max(0.0, status.record.deadline - 0.5 - time.time()) + 0.1)
     final = tk.job_status(status.record.id)
     assert final.state == "stopped" and final.record.end_reason == "deadline reached"
+    assert not _alive(status.record.pid) and time.time() < status.record.deadline + 1.0
+
+
+def test_a_job_is_gone_by_its_deadline_even_if_it_ignores_sigterm(run_dir: Path) -> None:
+    tk = Toolkit(run_dir, job_grace_s=1.0)
+    status = tk.start_job("trap '' TERM; while true; do sleep 0.1; done", "stubborn", timeout_s=1.5)
+    assert _until(lambda: not tk.job_status(status.record.id).running, timeout=6)
     assert not _alive(status.record.pid)
+    assert tk.job_status(status.record.id).record.ended <= status.record.deadline + 0.5
 
 
 def test_a_reused_pid_is_not_mistaken_for_the_job(run_dir: Path) -> None:

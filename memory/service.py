@@ -86,9 +86,7 @@ class Memory:
 
     # -- hypotheses -----------------------------------------------------------------------------
 
-    def propose(
-        self, hypothesis: str | Hypothesis, rationale: str = "", change: str = "", k: int = 5
-    ) -> Proposal:
+    def propose(self, hypothesis: str | Hypothesis, rationale: str = "", change: str = "", k: int = 5) -> Proposal:
         """Record a new hypothesis (untested) and return the most similar earlier ones with their outcomes.
 
         Call this before running anything: a similar idea that was already tried shows its result
@@ -148,9 +146,7 @@ class Memory:
         found = [codec.hypothesis_from(i) for i in store.get(HYPOTHESES, where=self._where(filters))]
         return sorted(found, key=lambda h: h.created_at)
 
-    def recall(
-        self, query: str, k: int = 5, filters: dict[str, Any] | None = None
-    ) -> list[SimilarHypothesis]:
+    def recall(self, query: str, k: int = 5, filters: dict[str, Any] | None = None) -> list[SimilarHypothesis]:
         """The `k` hypotheses closest in meaning to `query`, from this run and earlier runs, best first.
 
         `filters` narrows the search: any of challenge, preset, run_id, outcome (a value or a list of
@@ -235,9 +231,7 @@ class Memory:
         for store in self.stores:
             for item in store.query(HYPOTHESES, vector, k + 1, where):
                 if item.id != exclude and item.id not in found:
-                    found[item.id] = SimilarHypothesis(
-                        codec.hypothesis_from(item), float(item.similarity or 0)
-                    )
+                    found[item.id] = SimilarHypothesis(codec.hypothesis_from(item), float(item.similarity or 0))
         return sorted(found.values(), key=lambda s: -s.similarity)[:k]
 
     def _write(self, h: Hypothesis, vector: list[float]) -> None:

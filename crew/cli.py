@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from challenges.api import ChallengeError
@@ -25,9 +26,9 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def fail(error: CrewError | ChallengeError, code: int = EXIT_BAD_INPUT) -> None:
-    err.print(f"[bold red]error:[/] {error.message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(error.message)}", highlight=False)
     if error.hint:
-        err.print(f"[bold]hint:[/] {error.hint}", highlight=False)
+        err.print(f"[bold]hint:[/] {escape(error.hint)}", highlight=False)
     raise typer.Exit(getattr(error, "exit_code", code))
 
 
@@ -50,15 +51,15 @@ def run(
                         datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir)
     try:
-        code, run_path = start_run(request, say=lambda line: out.print(line, highlight=False))
+        code, run_path = start_run(request, say=lambda line: out.print(line, markup=False, highlight=False))
     except CrewError as error:
         fail(error)
     result = json.loads(run_path.result.read_text())
     score = result["score"]
-    out.print(f"status: {result['status']}" + (f" ({result['note']})" if result.get("note") else ""))
+    out.print(f"status: {result['status']}" + (f" ({result['note']})" if result.get("note") else ""), markup=False)
     out.print(f"score: {'n/a' if score is None else f'{score:.4f}'} ({result['metric']['name']}, "
-              f"{result['metric']['direction']})")
-    out.print(f"run directory: {run_path.root}")
+              f"{result['metric']['direction']})", markup=False)
+    out.print(f"run directory: {run_path.root}", markup=False)
     raise typer.Exit(code)
 
 
@@ -82,16 +83,16 @@ def challenges_show(name: Annotated[str, typer.Argument(help="challenge name or 
         c = load_challenge(name)
     except ChallengeError as error:
         fail(error)
-    out.print(f"[bold]{c.title}[/] ({c.name}) — {c.source}\nfolder: {c.directory}")
+    out.print(f"[bold]{escape(c.title)}[/] ({c.name}) — {escape(c.source)}\nfolder: {c.directory}")
     out.print(f"metric: {c.metric.name}, {c.metric.direction}; success = {c.metric.success_threshold:.0%} "
               "better than the baseline policy")
-    out.print(f"submission: {c.submission}")
+    out.print(f"submission: {c.submission}", markup=False)
     for p in c.presets.values():
-        out.print(f"preset {p.name}: {p.hours:g} h, {p.gpus} GPU(s); {p.description}", highlight=False)
+        out.print(f"preset {p.name}: {p.hours:g} h, {p.gpus} GPU(s); {p.description}", markup=False, highlight=False)
     for rule in c.allowed:
-        out.print(f"allowed: {rule}")
+        out.print(f"allowed: {rule}", markup=False)
     for rule in c.forbidden:
-        out.print(f"forbidden: {rule}")
+        out.print(f"forbidden: {rule}", markup=False)
     out.print("\n" + c.task_text, markup=False, highlight=False)
 
 
@@ -108,7 +109,7 @@ def challenges_validate(name_or_path: Annotated[str, typer.Argument(help="challe
     _, problems = validate(folder)
     if problems:
         for problem in problems:
-            err.print(f"[red]✗[/] {problem}", highlight=False)
+            err.print(f"[red]✗[/] {escape(str(problem))}", highlight=False)
         raise typer.Exit(EXIT_BAD_INPUT)
     out.print(f"[green]✓[/] {folder} is a valid challenge")
 

@@ -1,0 +1,85 @@
+"""Data preparation runs once per (challenge, preset) and is cached across runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from challenges.api import ChallengeError, DatasetUnavailable
+from challenges.data import prepare_data
+from challenges.loader import load_challenge
+from tests.foundation.helpers import write_challenge
+
+COUNTING_PREPARE = """\
+from pathlib import Path
+
+def prepare(ctx):
+    counter = Path({counter!r})
+    counter.write_text(str(int(counter.read_text() or 0) + 1) if counter.exists() else "1")
+    (ctx.data_dir / "train.txt").write_text("visible")
+    (ctx.private_dir / "answers.txt").write_text("hidden")
+"""
+
+
+def test_prepare_runs_once_and_is_reused(tmp_path):
+    counter = tmp_path / "count"
+    folder = write_challenge(tmp_path / "c", prepare=COUNTING_PREPARE.format(counter=str(counter)))
+    challenge = load_challenge(folder)
+    first = prepare_data(challenge, "smoke")
+    second = prepare_data(challenge, "smoke")
+    assert not first.cached and second.cached
+    assert counter.read_text() == "1"
+    assert first.data_dir == second.data_dir
+    assert (second.data_dir / "train.txt").read_text() == "visible"
+    assert (second.private_dir / "answers.txt").read_text() == "hidden"
+    assert not (second.data_dir / "train.txt").stat().st_mode & 0o222  # read-only for agents
+
+
+def test_an_edited_prepare_prepares_afresh(tmp_path):
+    counter = tmp_path / "count"
+    folder = write_challenge(tmp_path / "c", prepare=COUNTING_PREPARE.format(counter=str(counter)))
+    first = prepare_data(load_challenge(folder), "smoke")
+    with open(folder / "prepare.py", "a") as handle:
+        handle.write("# changed\n")
+    second = prepare_data(load_challenge(folder), "smoke")
+    assert counter.read_text() == "2" and first.data_dir != second.data_dir
+
+
+def test_a_failed_prepare_leaves_nothing_half_done(tmp_path):
+    folder = write_challenge(tmp_path / "c", prepare="""\
+        def prepare(ctx):
+            (ctx.data_dir / "partial.bin").write_text("half")
+            raise RuntimeError("disk full")
+        """)
+    challenge = load_challenge(folder)
+    with pytest.raises(RuntimeError, match="disk full"):
+        prepare_data(challenge, "smoke")
+    (folder / "prepare.py").write_text("def prepare(ctx):\n    (ctx.data_dir / 'ok.txt').write_text('ok')\n")
+    data = prepare_data(load_challenge(folder), "smoke")
+    assert not data.cached and [p.name for p in data.data_dir.iterdir()] == ["ok.txt"]
+
+
+def test_unknown_preset_is_refused_before_any_work(tmp_path):
+    folder = write_challenge(tmp_path / "c")
+    with pytest.raises(ChallengeError, match="no preset 'full'"):
+        prepare_data(load_challenge(folder), "full")
+
+
+def test_minipile_smoke_data_is_built_offline():
+    data = prepare_data(load_challenge("minipile"), "smoke")
+    meta = json.loads((data.data_dir / "meta.json").read_text())
+    assert meta["tokens"]["train"] > 100_000 and meta["vocab_size"] == 4096
+    assert (data.data_dir / "tokenizer" / "tokenizer.json").is_file()
+    for task in ("smoke_boolq", "smoke_cb", "smoke_copa"):
+        items = (data.private_dir / "superglue_smoke" / f"{task}.jsonl").read_text().splitlines()
+        assert len(items) == 100 and "label" in json.loads(items[0])
+    assert not any(data.data_dir.rglob("*.jsonl"))  # the answers stay private
+
+
+def test_unreachable_hub_dataset_names_the_id_and_says_offline():
+    # HF_DATASETS_OFFLINE=1 (set for every test) makes the download fail at once, as with no network.
+    with pytest.raises(DatasetUnavailable) as info:
+        prepare_data(load_challenge("minipile"), "full")
+    assert "JeanKaddour/minipile" in info.value.message and "offline" in info.value.message
+    assert "--preset smoke" in info.value.hint

@@ -1,0 +1,139 @@
+"""The scoring harness: good, crashing, hanging, flooding and rule-breaking scorers, each a recorded outcome."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import psutil
+import pytest
+
+from challenges.api import ScoreContext
+from challenges.harness import LOG_HEAD_BYTES, LOG_TAIL_BYTES, artifact_sha256, evaluate, load_evaluations
+from challenges.loader import load_challenge
+from tests.foundation.helpers import write_challenge
+
+
+@pytest.fixture
+def setup(tmp_path):
+    def make(scorer: str = ""):
+        challenge = load_challenge(write_challenge(tmp_path / "challenges", scorer=scorer))
+        artifact = tmp_path / "answer.txt"
+        artifact.write_text("0.75")
+        ctx = ScoreContext(challenge="toy", preset="smoke", data_dir=tmp_path / "data",
+                           private_dir=tmp_path / "private", scratch_dir=tmp_path / "scratch", time_limit_s=60)
+        return challenge, artifact, ctx, tmp_path / "evaluations"
+    return make
+
+
+def test_good_scorer_writes_a_complete_record(setup):
+    challenge, artifact, ctx, evals = setup()
+    record = evaluate(challenge, artifact, ctx, evals)
+    assert record.ok and record.score == 0.75 and record.details == {"source": "file"}
+    saved = json.loads((evals / f"{record.id}.json").read_text())
+    for key in ("artifact", "sha256", "score", "details", "log", "duration_s"):
+        assert key in saved
+    assert saved["sha256"] == artifact_sha256(artifact) and saved["duration_s"] > 0
+    assert [r.id for r in load_evaluations(evals)] == [record.id]
+
+
+def test_crashing_scorer_is_a_recorded_failure(setup):
+    challenge, artifact, ctx, evals = setup("""\
+        def score(submission, ctx):
+            raise RuntimeError("model folder is broken")
+        """)
+    record = evaluate(challenge, artifact, ctx, evals)
+    assert not record.ok and record.score is None
+    assert "RuntimeError: model folder is broken" in record.error
+    assert "Traceback" in open(record.log).read()
+    assert (evals / f"{record.id}.json").is_file()
+
+
+def test_scorer_killed_by_a_signal_is_a_recorded_failure(setup):
+    challenge, artifact, ctx, evals = setup("""\
+        import os, signal
+        def score(submission, ctx):
+            os.kill(os.getpid(), signal.SIGKILL)
+        """)
+    record = evaluate(challenge, artifact, ctx, evals)
+    assert not record.ok and "without a result" in record.error
+
+
+def test_hanging_scorer_and_its_children_are_stopped_at_the_timeout(setup, tmp_path):
+    challenge, artifact, ctx, evals = setup(f"""\
+        import subprocess, sys, time
+        def score(submission, ctx):
+            child = subprocess.Popen([sys.executable, "-c", "import signal, time; "
+                                      "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+            open({str(tmp_path / 'child.pid')!r}, "w").write(str(child.pid))
+            time.sleep(600)
+        """)
+    started = time.monotonic()
+    record = evaluate(challenge, artifact, ctx, evals, timeout_s=3)
+    assert time.monotonic() - started < 15
+    assert record.timed_out and not record.ok and "time limit" in record.error
+    child = int((tmp_path / "child.pid").read_text())
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+
+
+def test_flooding_scorer_keeps_a_capped_log_and_its_score(setup):
+    challenge, artifact, ctx, evals = setup("""\
+        import sys
+        from challenges import Score
+        def score(submission, ctx):
+            line = "x" * 1023 + "\\n"
+            for _ in range(40 * 1024):  # 40 MB
+                sys.stdout.write(line)
+            print("LAST LINE")
+            return Score(0.5)
+        """)
+    record = evaluate(challenge, artifact, ctx, evals)
+    assert record.ok and record.score == 0.5
+    log_size = os.path.getsize(record.log)
+    assert log_size < LOG_HEAD_BYTES + LOG_TAIL_BYTES * 2 + 1024
+    text = open(record.log).read()
+    assert "bytes of scorer output cut" in text and text.rstrip().endswith("LAST LINE")
+
+
+def test_rule_violations_fail_the_artifact_without_scoring(setup, tmp_path):
+    challenge, artifact, ctx, evals = setup(f"""\
+        from challenges import Score
+        def check(submission, ctx):
+            return ["uses pretrained weights"]
+        def score(submission, ctx):
+            open({str(tmp_path / 'scored')!r}, "w").write("yes")
+            return Score(1.0)
+        """)
+    record = evaluate(challenge, artifact, ctx, evals)
+    assert not record.ok and record.violations == ["uses pretrained weights"]
+    assert not (tmp_path / "scored").exists()
+
+
+@pytest.mark.parametrize("body", ["return Score(float('nan'))", "return 0.9"])
+def test_non_finite_or_untyped_scores_are_failures(setup, body):
+    challenge, artifact, ctx, evals = setup(f"""\
+        from challenges import Score
+        def score(submission, ctx):
+            {body}
+        """)
+    record = evaluate(challenge, artifact, ctx, evals)
+    assert not record.ok and record.score is None and record.error
+
+
+def test_missing_artifact_is_recorded(setup, tmp_path):
+    challenge, _, ctx, evals = setup()
+    record = evaluate(challenge, tmp_path / "nothing-here", ctx, evals)
+    assert not record.ok and "does not exist" in record.error
+
+
+def test_folder_hash_depends_on_names_and_contents(tmp_path):
+    a = tmp_path / "a"
+    a.mkdir()
+    (a / "w.bin").write_bytes(b"123")
+    first = artifact_sha256(a)
+    (a / "w.bin").write_bytes(b"124")
+    second = artifact_sha256(a)
+    assert second != first
+    (a / "w.bin").rename(a / "v.bin")
+    assert artifact_sha256(a) != second

@@ -21,6 +21,7 @@ def load_module(path: Path, name: str):
     sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
     spec.loader.exec_module(module)
     return module
 

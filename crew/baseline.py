@@ -66,9 +66,13 @@ class BaselinePolicy:
         atomic_write_json(job_dir / "job.json", meta)
         self.trace.emit("job_started", agent="baseline", job="baseline", command=command, pid=proc.pid,
                         budget_s=round(recipe_budget_s, 1))
-        returncode = self._wait(proc, timeout_s=recipe_budget_s + STOP_GRACE_S / 3)
-        atomic_write_json(job_dir / "job.json", {**meta, "ended_at": time.time(), "exit_code": returncode})
-        self.trace.emit("job_finished", agent="baseline", job="baseline", exit_code=returncode)
+        returncode = None
+        try:
+            returncode = self._wait(proc, timeout_s=recipe_budget_s + STOP_GRACE_S / 3)
+        finally:  # also when interrupted: the job's end is on record either way
+            ended = {"ended_at": time.time(), "exit_code": returncode if returncode is not None else proc.poll()}
+            atomic_write_json(job_dir / "job.json", {**meta, **ended})
+            self.trace.emit("job_finished", agent="baseline", job="baseline", exit_code=ended["exit_code"])
         return returncode
 
     def _wait(self, proc: subprocess.Popen, timeout_s: float) -> int | None:

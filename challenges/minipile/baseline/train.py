@@ -35,7 +35,8 @@ class Size:
     n_head: int
     n_embd: int
 
-    def params(self, vocab: int, seq_len: int) -> int:
+    @property
+    def params(self) -> int:
         """Non-embedding parameters (Kaplan et al.), the N of the scaling laws."""
         return 12 * self.n_layer * self.n_embd**2
 
@@ -79,11 +80,10 @@ def measure_matmul_flops(device: str, dtype: torch.dtype) -> float:
     return 2 * n**3 * repeats / (time.perf_counter() - start)
 
 
-def choose_size(flops: float, train_s: float, vocab: int, seq_len: int, max_params: int | None) -> Size:
+def choose_size(flops: float, train_s: float, max_params: int | None) -> Size:
     """The largest size whose compute-optimal training (C = 120 N^2) fits the time available."""
     best_n = math.sqrt(flops * train_s / 120)
-    fitting = [s for s in SIZES if s.params(vocab, seq_len) <= best_n
-               and (max_params is None or s.params(vocab, seq_len) <= max_params)]
+    fitting = [s for s in SIZES if s.params <= best_n and (max_params is None or s.params <= max_params)]
     return fitting[-1] if fitting else SIZES[0]
 
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         flops = measure_matmul_flops(device, torch.bfloat16 if device == "cuda" else torch.float32)
         size = next(s for s in SIZES if s.name == args.size) if args.size else choose_size(
-            flops * MFU_GUESS[device], train_s, vocab, seq_len, meta.get("max_params"))
+            flops * MFU_GUESS[device], train_s, meta.get("max_params"))
         plan = {"size": size.name, "seq_len": seq_len, "batch_size": batch_size, "matmul_flops": flops,
                 "total_steps": None, "device": device}
     size = next(s for s in SIZES if s.name == plan["size"])
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     model = build_model(size, vocab, seq_len, tokenizer.eos_token_id).to(device)
     n_params = sum(p.numel() for p in model.parameters())
     log.info("model %s: %.2fM parameters (%.2fM non-embedding), seq %d, batch %d, device %s",
-             size.name, n_params / 1e6, size.params(vocab, seq_len) / 1e6, seq_len, batch_size, device)
+             size.name, n_params / 1e6, size.params / 1e6, seq_len, batch_size, device)
 
     peak_lr = 6e-4 if size.n_embd >= 512 else 1e-3
     optimizer = torch.optim.AdamW(model.parameters(), lr=peak_lr, betas=(0.9, 0.95), weight_decay=0.1,

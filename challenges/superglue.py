@@ -88,11 +88,11 @@ def write_smoke_task_yaml(private_dir: Path, task_dir: Path) -> Path:
 
 
 def prefetch_hub_tasks() -> None:
-    """Download the SuperGLUE validation data once at prepare time, so scoring needs no network."""
+    """Download the SuperGLUE sets once at prepare time, so scoring needs no network."""
     from challenges.hub import load_hub_dataset
 
     for subset in HUB_SUBSETS:
-        load_hub_dataset(HUB_DATASET, subset, split="validation")
+        load_hub_dataset(HUB_DATASET, subset)  # all splits: lm-eval loads the dataset whole
 
 
 def score_superglue(model_dir: Path, ctx: ScoreContext) -> Score:

@@ -47,8 +47,9 @@ def run(
     """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
     from crew.runner import RunRequest, start_run
 
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(message)s",
-                        datefmt="%H:%M:%S")
+    # The user reads the run's own lines; library chatter only with --verbose.
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir)
     try:
         code, run_path = start_run(request, say=lambda line: out.print(line, markup=False, highlight=False))

@@ -1,0 +1,69 @@
+"""`research-crew challenges ...`: list, show and validate challenges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from challenges.api import ChallengeError
+from challenges.loader import challenge_folders, load_challenge
+from challenges.validator import validate
+from crew.console import err, fail, out
+from crew.errors import EXIT_BAD_INPUT
+
+challenges_app = typer.Typer(help="List, show and validate challenges.", no_args_is_help=True)
+
+
+@challenges_app.command("list")
+def challenges_list() -> None:
+    """List the challenges found (built-in and on RESEARCH_CREW_CHALLENGE_PATH)."""
+    table = Table("name", "title", "presets", "metric", "folder")
+    for name, folder in sorted(challenge_folders().items()):
+        try:
+            c = load_challenge(folder)
+            table.add_row(name, c.title, ", ".join(c.presets), f"{c.metric.name} ({c.metric.direction})", str(folder))
+        except ChallengeError:
+            table.add_row(name, "[red]invalid: run `challenges validate`[/]", "", "", str(folder))
+    out.print(table)
+
+
+@challenges_app.command("show")
+def challenges_show(name: Annotated[str, typer.Argument(help="challenge name or folder")]) -> None:
+    """Show a challenge's metric, presets, rules and task text."""
+    try:
+        c = load_challenge(name)
+    except ChallengeError as error:
+        fail(error)
+    out.print(f"[bold]{escape(c.title)}[/] ({c.name}) — {escape(c.source)}\nfolder: {c.directory}")
+    out.print(f"metric: {c.metric.name}, {c.metric.direction}; success = {c.metric.success_threshold:.0%} "
+              "better than the baseline policy")
+    out.print(f"submission: {c.submission}", markup=False)
+    for p in c.presets.values():
+        out.print(f"preset {p.name}: {p.hours:g} h, {p.gpus} GPU(s); {p.description}", markup=False, highlight=False)
+    for rule in c.allowed:
+        out.print(f"allowed: {rule}", markup=False)
+    for rule in c.forbidden:
+        out.print(f"forbidden: {rule}", markup=False)
+    out.print("\n" + c.task_text, markup=False, highlight=False)
+
+
+@challenges_app.command("validate")
+def challenges_validate(name_or_path: Annotated[str, typer.Argument(help="challenge name or folder")]) -> None:
+    """Check every file and field of a challenge; exit 2 naming each problem and its fix."""
+    folder = Path(name_or_path)
+    if not folder.is_dir():
+        folders = challenge_folders()
+        if name_or_path not in folders:
+            fail(ChallengeError(f"unknown challenge '{name_or_path}'; known: {', '.join(sorted(folders))}",
+                                "give a known name or the path of a challenge folder"))
+        folder = folders[name_or_path]
+    _, problems = validate(folder)
+    if problems:
+        for problem in problems:
+            err.print(f"[red]✗[/] {escape(str(problem))}", highlight=False)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    out.print(f"[green]✓[/] {folder} is a valid challenge")

@@ -84,14 +84,31 @@ def synthetic_statements(n: int, seed: int = 0) -> list[str]:
     return sorted(out)
 
 
-def bulk_load(mem: Memory, statements: list[str], batch: int = 1000) -> None:
+def bulk_load(mem: Memory, statements: list[str], batch: int = 1000) -> list[list[float]]:
     """Fill the store fast: batch embedding and batch writes (the crew adds one at a time)."""
-    embedder, store = load_embedder(), mem.run_store
+    embedder, store, vectors = load_embedder(), mem.run_store, []
     assert store is not None
     for start in range(0, len(statements), batch):
         chunk = statements[start : start + batch]
         items = [hypothesis_item(Hypothesis(s, challenge="bench", run_id="bench-fill")) for s in chunk]
-        store.upsert("hypotheses", items, embedder.embed(chunk))
+        chunk_vectors = embedder.embed(chunk)
+        store.upsert("hypotheses", items, chunk_vectors)
+        vectors.extend(chunk_vectors)
+    return vectors
+
+
+def exact_recall_at_5(pairs: list[list[str]], distractors: list[list[float]]) -> float:
+    """recall@5 by brute-force cosine over the labelled statements and the bulk-loaded distractors.
+
+    Set beside the store's figure it shows whether a miss is the search's fault or a distractor
+    that is simply closer in meaning (the synthetic records include near-paraphrases).
+    """
+    embedder = load_embedder()
+    targets = np.array(embedder.embed([a for a, _ in pairs]))
+    corpus = np.vstack([targets, np.array(distractors)]) if distractors else targets
+    queries = np.array(embedder.embed([b for _, b in pairs]))
+    top5 = np.argsort(-(queries @ corpus.T), axis=1)[:, :5]
+    return float(np.mean([i in row for i, row in enumerate(top5)]))
 
 
 def percentiles(samples_s: list[float]) -> tuple[float, float]:
@@ -137,8 +154,9 @@ def main() -> None:
         results["recall@5_labelled_alone"] = recall_at_5(mem, labelled["similar"], ids)
         loaded = len(ids)
         print(f"\n{'records':>8} {'add p50':>9} {'add p95':>9} {'query p50':>10} {'query p95':>10}   (ms)")
+        distractors: list[list[float]] = []
         for size in sizes:
-            bulk_load(mem, filler[loaded - len(ids) : size - len(ids)])
+            distractors += bulk_load(mem, filler[loaded - len(ids) : size - len(ids)])
             loaded = size
             mem.recall("warm up the index", k=5)
             query_s = time_calls(lambda q: mem.recall(q, k=5), queries)
@@ -155,11 +173,16 @@ def main() -> None:
             print(f"{count:>8} {a50:>9.1f} {a95:>9.1f} {q50:>10.1f} {q95:>10.1f}")
         results["recall@5_labelled_in_store"] = recall_at_5(mem, labelled["similar"], ids)
         results["records_at_recall"] = mem.run_store.count("hypotheses")
+        results["exact_recall@5_labelled_in_store"] = exact_recall_at_5(labelled["similar"], distractors)
         mem.close()
 
     print(f"\nrecall@5 on the labelled set ({len(labelled['similar'])} paraphrase pairs):")
     print(f"  alone:                 {results['recall@5_labelled_alone']:.3f}")
     print(f"  among {results['records_at_recall']:,} records: {results['recall@5_labelled_in_store']:.3f}")
+    print(
+        f"  same, brute force:     {results['exact_recall@5_labelled_in_store']:.3f}"
+        "  (a check of the store's search; misses are synthetic near-paraphrases ranked higher)"
+    )
     top = max(sizes)
     verdict = "met" if results["sizes"][top]["query_p95_ms"] < 50 else "NOT met"
     print(f"target query p95 < 50 ms at {top:,} records: {verdict}")

@@ -48,11 +48,15 @@ class Embedder:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Unit-normalised embeddings, so cosine similarity is a dot product."""
-        with _few_threads(len(texts)):
+        # One encode at a time: the thread setting below is process-wide.
+        with _encode_lock, _few_threads(len(texts)):
             vectors = self.model.encode(
                 texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
         return vectors.tolist()
+
+
+_encode_lock = threading.Lock()
 
 
 @contextmanager

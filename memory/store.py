@@ -21,6 +21,7 @@ from typing import Any
 
 from memory.atomic import atomic_write_text
 from memory.errors import MemoryStoreError
+from memory.exact import ExactIndex
 from memory.locking import FileLock
 
 # Telemetry off before chromadb is imported anywhere in this process.
@@ -62,6 +63,7 @@ class VectorStore:
         self._lock = FileLock(self.root / "lock", lock_timeout_s)
         self._client: Any = None
         self._collections: dict[str, Any] = {}
+        self._exact: dict[str, ExactIndex] = {}  # loaded on the first query after (re)opening
         self._seen_generation = -1
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -134,6 +136,7 @@ class VectorStore:
                 log.debug("closing chromadb client failed: %s", exc)
         self._client = None
         self._collections = {}
+        self._exact = {}
 
     def _read_generation(self) -> int:
         try:
@@ -162,19 +165,21 @@ class VectorStore:
         """Add or replace items with their embeddings."""
         if not items:
             return
+        ids, documents = [i.id for i in items], [i.document for i in items]
+        metadatas = [_clean(i.metadata) for i in items]
+        vectors = [list(e) for e in embeddings]
         with self._session(write=True):
-            self._collections[collection].upsert(
-                ids=[i.id for i in items],
-                embeddings=[list(e) for e in embeddings],
-                documents=[i.document for i in items],
-                metadatas=[_clean(i.metadata) for i in items],
-            )
+            self._collections[collection].upsert(ids=ids, embeddings=vectors, documents=documents, metadatas=metadatas)
+            if collection in self._exact:
+                self._exact[collection].upsert(ids, vectors, documents, metadatas)
 
     def update_metadata(self, collection: str, item: Item) -> None:
         """Replace an item's metadata, keeping its text and embedding."""
         # Passing the text again would make chromadb try to re-embed it (it has no embedding function).
         with self._session(write=True):
             self._collections[collection].update(ids=[item.id], metadatas=[_clean(item.metadata)])
+            if collection in self._exact:
+                self._exact[collection].update_metadata(item.id, _clean(item.metadata))
 
     def get(
         self, collection: str, ids: Sequence[str] | None = None, where: Mapping[str, Any] | None = None
@@ -194,24 +199,15 @@ class VectorStore:
     def query(
         self, collection: str, embedding: Sequence[float], k: int, where: Mapping[str, Any] | None = None
     ) -> list[Item]:
-        """The `k` items nearest to `embedding` (cosine), best first, with their similarity."""
+        """The `k` items nearest to `embedding` (cosine, exact), best first, with their similarity."""
         with self._session(write=False):
-            target = self._collections[collection]
-            n = min(k, target.count())
-            if n <= 0:
-                return []
-            got = target.query(
-                query_embeddings=[list(embedding)],
-                n_results=n,
-                where=dict(where) if where else None,
-                include=["documents", "metadatas", "distances"],
-            )
-        return [
-            Item(i, d or "", dict(m or {}), 1.0 - float(dist))
-            for i, d, m, dist in zip(
-                got["ids"][0], got["documents"][0], got["metadatas"][0], got["distances"][0], strict=True
-            )
-        ]
+            index = self._exact.get(collection)
+            if index is None:
+                got = self._collections[collection].get(include=["embeddings", "documents", "metadatas"])
+                index = ExactIndex(got["ids"], got["embeddings"], got["documents"], got["metadatas"])
+                self._exact[collection] = index
+            hits = index.search(embedding, k, where)
+            return [Item(index.ids[i], index.documents[i] or "", dict(index.metadatas[i]), sim) for i, sim in hits]
 
     def count(self, collection: str) -> int:
         """How many items the collection holds."""

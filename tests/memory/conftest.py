@@ -41,9 +41,7 @@ def open_memory(tmp_path, embedder):
 
     def _open(run: str = "run-a", challenge: str = "minipile", preset: str = "smoke", **kw) -> Memory:
         kw.setdefault("global_dir", tmp_path / "global")
-        mem = Memory(
-            tmp_path / "runs" / run, run_id=run, challenge=challenge, preset=preset, embedder=embedder, **kw
-        )
+        mem = Memory(tmp_path / "runs" / run, run_id=run, challenge=challenge, preset=preset, embedder=embedder, **kw)
         opened.append(mem)
         return mem
 

@@ -24,12 +24,8 @@ TOPICS = [
 
 
 def restart(run_dir: str, global_dir: str, out: str) -> None:
-    with Memory(
-        Path(run_dir), run_id="run-first", challenge="minipile", preset="smoke", global_dir=global_dir
-    ) as mem:
-        p = mem.propose(
-            "Switching the learning rate schedule to cosine decay will lower the final validation loss."
-        )
+    with Memory(Path(run_dir), run_id="run-first", challenge="minipile", preset="smoke", global_dir=global_dir) as mem:
+        p = mem.propose("Switching the learning rate schedule to cosine decay will lower the final validation loss.")
         mem.record_outcome(
             p.hypothesis.id,
             {"id": "ev-1", "path": "evaluations/ev-1.json", "score": 0.62, "best_before": 0.64},
@@ -40,9 +36,7 @@ def restart(run_dir: str, global_dir: str, out: str) -> None:
 
 def write(run_dir: str, global_dir: str, tag: str, count: int, go_file: str, out: str) -> None:
     load_embedder()  # load before the start signal so that both writers really overlap
-    mem = Memory(
-        Path(run_dir), run_id=f"run-{tag}", challenge="minipile", preset="smoke", global_dir=global_dir
-    )
+    mem = Memory(Path(run_dir), run_id=f"run-{tag}", challenge="minipile", preset="smoke", global_dir=global_dir)
     Path(f"{go_file}.ready-{tag}").touch()
     deadline = time.monotonic() + 120
     while not Path(go_file).exists() and time.monotonic() < deadline:

@@ -71,6 +71,9 @@ def test_unloadable_model_through_memory(tmp_path):
 
 
 def test_outcomes_persist_across_a_process_restart(tmp_path, embedder):
+    # A run already open on the global store must also see what the other process wrote since.
+    later = Memory(tmp_path / "run-second", global_dir=tmp_path / "global", embedder=embedder)
+    assert later.recall("learning rate schedule") == []
     out = tmp_path / "first.json"
     _run("restart", str(tmp_path / "run-first"), str(tmp_path / "global"), str(out))
     first_id = json.loads(out.read_text())["id"]
@@ -79,8 +82,8 @@ def test_outcomes_persist_across_a_process_restart(tmp_path, embedder):
         h = again.get(first_id)
         assert h.outcome.status is OutcomeClass.WORSE and h.evaluations[0].path == "evaluations/ev-1.json"
         assert again.read_log()[0].summary.startswith("Tried a cosine schedule")
-    with Memory(tmp_path / "run-second", global_dir=tmp_path / "global", embedder=embedder) as later:
-        proposal = later.propose("A cosine-annealed learning rate should reduce the final validation loss.")
+    proposal = later.propose("A cosine-annealed learning rate should reduce the final validation loss.")
+    later.close()
     assert proposal.similar[0].hypothesis.id == first_id
     assert "tried in run run-first: worse by 3.1%" in str(proposal)
 
@@ -114,9 +117,7 @@ def test_two_processes_writing_the_global_store_lose_no_record(tmp_path, embedde
     with Memory(None, global_dir=tmp_path / "global", embedder=embedder) as mem:
         stored = {h.id: h for h in mem.hypotheses()}
         assert set(stored) == set(ids)
-        assert all(
-            h.outcome.status is OutcomeClass.IMPROVED for h in stored.values() if h.evaluations[0].score > 1
-        )
+        assert all(h.outcome.status is OutcomeClass.IMPROVED for h in stored.values() if h.evaluations[0].score > 1)
         assert all(len(h.evaluations) == 1 for h in stored.values())
         # Every record is in the vector index too, not only in the database.
         found = {s.hypothesis.id for s in mem.recall("lower the validation loss", k=2 * count)}

@@ -33,9 +33,7 @@ def test_propose_returns_earlier_outcome_not_itself(open_memory):
     first = mem.propose("Adding dropout of 0.1 to the attention layers will reduce overfitting.")
     mem.record_outcome(first.hypothesis.id, {"id": "ev-1", "score": 0.70, "best_before": 0.68})
 
-    second = mem.propose(
-        "Regularising the attention blocks with 10% dropout should shrink the train-validation gap."
-    )
+    second = mem.propose("Regularising the attention blocks with 10% dropout should shrink the train-validation gap.")
 
     assert [s.hypothesis.id for s in second.similar] == [first.hypothesis.id]
     assert "tried in run run-a: improved by 2.9%" in str(second)

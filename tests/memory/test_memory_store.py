@@ -11,12 +11,8 @@ from memory.locking import FileLock
 
 def test_cross_run_recall(open_memory):
     first = open_memory("run-1")
-    h = first.propose(
-        "Rotary position embeddings will work better than learned absolute position embeddings."
-    )
-    first.record_outcome(
-        h.hypothesis.id, {"id": "ev-1", "score": 3.30, "best_before": 3.20, "direction": "min"}
-    )
+    h = first.propose("Rotary position embeddings will work better than learned absolute position embeddings.")
+    first.record_outcome(h.hypothesis.id, {"id": "ev-1", "score": 3.30, "best_before": 3.20, "direction": "min"})
     first.close()
 
     second = open_memory("run-2")
@@ -101,3 +97,11 @@ def test_lock_times_out_with_a_clear_error(tmp_path):
         with waiting.hold():
             pass
     assert "process" in err.value.hint
+
+
+def test_global_store_defaults_to_the_configured_folder(monkeypatch, tmp_path, embedder):
+    monkeypatch.setenv("RESEARCH_CREW_MEMORY_DIR", str(tmp_path / "shared-memory"))
+    with Memory(tmp_path / "run", embedder=embedder) as mem:
+        assert mem.global_store.root == (tmp_path / "shared-memory").resolve()
+        assert mem.run_store.root == (tmp_path / "run" / "memory").resolve()
+        assert mem.run_id == "run"

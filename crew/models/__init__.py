@@ -1,0 +1,1 @@
+"""Model clients behind the specs of DESIGN.md: Anthropic, OpenAI(-compatible), retries, usage and prices."""

@@ -1,0 +1,150 @@
+"""autogen messages and tools -> Anthropic Messages API request parts, with prompt-cache breakpoints."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from autogen_core import FunctionCall, Image
+from autogen_core.models import (
+    AssistantMessage,
+    FunctionExecutionResultMessage,
+    LLMMessage,
+    SystemMessage,
+    UserMessage,
+)
+from autogen_core.tools import Tool, ToolSchema
+
+log = logging.getLogger(__name__)
+
+Block = dict[str, Any]
+Message = dict[str, Any]
+EPHEMERAL = {"type": "ephemeral"}
+# The API rejects empty text blocks; an empty turn still has to say something.
+EMPTY = "(empty)"
+
+
+def tool_definitions(tools: Sequence[Tool | ToolSchema]) -> list[Block]:
+    out = []
+    for tool in tools:
+        schema: ToolSchema = tool.schema if isinstance(tool, Tool) else tool
+        params = dict(schema.get("parameters") or {"type": "object", "properties": {}})
+        params.setdefault("type", "object")
+        params.setdefault("properties", {})
+        definition: Block = {"name": schema["name"], "input_schema": params}
+        if schema.get("description"):
+            definition["description"] = schema["description"]
+        out.append(definition)
+    return out
+
+
+def tool_choice_param(choice: Any) -> Block | None:
+    if isinstance(choice, Tool):
+        return {"type": "tool", "name": choice.schema["name"]}
+    return {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}.get(choice)
+
+
+def _text(text: str) -> Block:
+    return {"type": "text", "text": text or EMPTY}
+
+
+def _user_blocks(msg: UserMessage) -> list[Block]:
+    if isinstance(msg.content, str):
+        return [_text(msg.content)]
+    blocks: list[Block] = []
+    for part in msg.content:
+        if isinstance(part, Image):
+            source = {"type": "base64", "media_type": "image/png", "data": part.to_base64()}
+            blocks.append({"type": "image", "source": source})
+        else:
+            blocks.append(_text(str(part)))
+    return blocks or [_text("")]
+
+
+def _tool_input(call: FunctionCall) -> dict[str, Any]:
+    try:
+        value = json.loads(call.arguments) if call.arguments else {}
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    # Keep a malformed call visible to the model rather than dropping it from the history.
+    log.warning("tool call %s has non-object arguments; sent as {'arguments': raw}", call.id)
+    return {"arguments": call.arguments}
+
+
+def _assistant_blocks(msg: AssistantMessage) -> list[Block]:
+    if isinstance(msg.content, str):
+        return [_text(msg.content)]
+    blocks: list[Block] = [{"type": "text", "text": msg.thought}] if msg.thought else []
+    for call in msg.content:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call)})
+    return blocks or [_text("")]
+
+
+def _result_blocks(msg: FunctionExecutionResultMessage) -> list[Block]:
+    blocks = []
+    for result in msg.content:
+        block: Block = {"type": "tool_result", "tool_use_id": result.call_id, "content": result.content or EMPTY}
+        if result.is_error:
+            block["is_error"] = True
+        blocks.append(block)
+    return blocks
+
+
+def _role_blocks(msg: LLMMessage) -> tuple[str, list[Block]]:
+    if isinstance(msg, UserMessage):
+        return "user", _user_blocks(msg)
+    if isinstance(msg, AssistantMessage):
+        return "assistant", _assistant_blocks(msg)
+    if isinstance(msg, FunctionExecutionResultMessage):
+        return "user", _result_blocks(msg)
+    if isinstance(msg, SystemMessage):
+        # A system message after the conversation began becomes a user note: moving it into `system`
+        # would change the cached prefix on every call.
+        return "user", [_text(f"[system] {msg.content}")]
+    raise TypeError(f"unsupported message type {type(msg).__name__}")
+
+
+def convert_messages(messages: Sequence[LLMMessage]) -> tuple[list[Block], list[Message]]:
+    """Leading system messages -> system blocks; the rest -> alternating user/assistant messages."""
+    system: list[Block] = []
+    rest = list(messages)
+    while rest and isinstance(rest[0], SystemMessage):
+        system.append(_text(rest.pop(0).content))
+    out: list[Message] = []
+    for msg in rest:
+        role, blocks = _role_blocks(msg)
+        if out and out[-1]["role"] == role:
+            # Anthropic requires alternating roles: consecutive same-role turns become one.
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    for msg in out:
+        if msg["role"] == "user":
+            # tool_result blocks must open a user turn, before any text.
+            msg["content"].sort(key=lambda b: b["type"] != "tool_result")
+    if out and out[0]["role"] != "user":
+        out.insert(0, {"role": "user", "content": [_text("(conversation start)")]})
+    if out and out[-1]["role"] == "assistant":
+        # A final assistant turn is a prefill, and the API rejects trailing whitespace there.
+        last = out[-1]["content"][-1]
+        if last["type"] == "text":
+            last["text"] = last["text"].rstrip() or EMPTY
+    return system, out
+
+
+def add_cache_breakpoints(tools: list[Block], system: list[Block], messages: list[Message]) -> None:
+    """Mark the stable prefix (tools, system) and the latest turn so the next call reads them from cache.
+
+    Three breakpoints of the four allowed: the prefix is cached in order tools -> system -> messages, so
+    the breakpoint on the latest message lets the next call reuse everything up to it.
+    """
+    if tools:
+        tools[-1]["cache_control"] = dict(EPHEMERAL)
+    if system:
+        system[-1]["cache_control"] = dict(EPHEMERAL)
+    if messages and messages[-1]["content"]:
+        messages[-1]["content"][-1]["cache_control"] = dict(EPHEMERAL)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -28,8 +29,10 @@ from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from crew.models.anthropic_convert import (
+    Block,
     add_cache_breakpoints,
     convert_messages,
+    response_blocks,
     tool_choice_param,
     tool_definitions,
 )
@@ -46,6 +49,8 @@ FINISH: dict[str | None, FinishReasons] = {
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
+# Tool-call turns remembered for echoing their thinking blocks; only the latest cycles ever need it.
+ECHO_TURNS = 256
 # Sampling knobs we never forward: the current SDK rejects temperature for new models.
 DROPPED_ARGS = ("temperature", "top_p", "top_k")
 
@@ -109,6 +114,7 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
         self.total_call_usage = CallUsage()
         self._last_request = RequestUsage(0, 0)
         self._total_request = RequestUsage(0, 0)
+        self._turns: OrderedDict[str, list[Block]] = OrderedDict()
 
     def build_request(
         self,
@@ -118,7 +124,7 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
         extra_create_args: Mapping[str, Any] = {},  # noqa: B006 - read only, mirrors autogen's signature
     ) -> dict[str, Any]:
         """The keyword arguments of messages.create for these messages (public for tests and traces)."""
-        system, converted = convert_messages(messages)
+        system, converted = convert_messages(messages, echo=self._turns.get)
         tool_defs = tool_definitions(tools)
         add_cache_breakpoints(tool_defs, system, converted)
         params: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": converted}
@@ -156,7 +162,17 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
         usage = usage_of(response)
         self._record(usage)
         log.debug("anthropic %s: %s", self.model, usage)
-        return result_of(response, usage)
+        result = result_of(response, usage)
+        if isinstance(result.content, list):
+            self._remember(result.content[0].id, response_blocks(response.content))
+        return result
+
+    def _remember(self, call_id: str, blocks: list[Block]) -> None:
+        if not any(b["type"] in ("thinking", "redacted_thinking") for b in blocks):
+            return  # nothing that has to be echoed verbatim
+        self._turns[call_id] = blocks
+        while len(self._turns) > ECHO_TURNS:
+            self._turns.popitem(last=False)
 
     def _record(self, usage: CallUsage) -> None:
         self.last_usage = usage

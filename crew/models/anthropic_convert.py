@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from autogen_core import FunctionCall, Image
@@ -21,6 +22,8 @@ log = logging.getLogger(__name__)
 
 Block = dict[str, Any]
 Message = dict[str, Any]
+# Looks up the blocks of a model turn as received, by the id of its first tool call.
+Echo = Callable[[str], list[Block] | None]
 EPHEMERAL = {"type": "ephemeral"}
 # The API rejects empty text blocks; an empty turn still has to say something.
 EMPTY = "(empty)"
@@ -75,9 +78,29 @@ def _tool_input(call: FunctionCall) -> dict[str, Any]:
     return {"arguments": call.arguments}
 
 
-def _assistant_blocks(msg: AssistantMessage) -> list[Block]:
+def response_blocks(content: Sequence[Any]) -> list[Block]:
+    """A response's blocks as request blocks, in order; thinking blocks keep their signatures."""
+    out: list[Block] = []
+    for b in content:
+        if b.type == "thinking":
+            out.append({"type": "thinking", "thinking": b.thinking, "signature": b.signature})
+        elif b.type == "redacted_thinking":
+            out.append({"type": "redacted_thinking", "data": b.data})
+        elif b.type == "text":
+            out.append({"type": "text", "text": b.text})
+        elif b.type == "tool_use":
+            out.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input})
+    return out
+
+
+def _assistant_blocks(msg: AssistantMessage, echo: Echo | None) -> list[Block]:
     if isinstance(msg.content, str):
         return [_text(msg.content)]
+    if echo is not None and msg.content:
+        # Models that think by default need their thinking blocks back, unmodified, with the tool results.
+        raw = echo(msg.content[0].id)
+        if raw is not None:
+            return copy.deepcopy(raw)
     blocks: list[Block] = [{"type": "text", "text": msg.thought}] if msg.thought else []
     for call in msg.content:
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call)})
@@ -94,11 +117,11 @@ def _result_blocks(msg: FunctionExecutionResultMessage) -> list[Block]:
     return blocks
 
 
-def _role_blocks(msg: LLMMessage) -> tuple[str, list[Block]]:
+def _role_blocks(msg: LLMMessage, echo: Echo | None) -> tuple[str, list[Block]]:
     if isinstance(msg, UserMessage):
         return "user", _user_blocks(msg)
     if isinstance(msg, AssistantMessage):
-        return "assistant", _assistant_blocks(msg)
+        return "assistant", _assistant_blocks(msg, echo)
     if isinstance(msg, FunctionExecutionResultMessage):
         return "user", _result_blocks(msg)
     if isinstance(msg, SystemMessage):
@@ -108,7 +131,9 @@ def _role_blocks(msg: LLMMessage) -> tuple[str, list[Block]]:
     raise TypeError(f"unsupported message type {type(msg).__name__}")
 
 
-def convert_messages(messages: Sequence[LLMMessage]) -> tuple[list[Block], list[Message]]:
+def convert_messages(
+    messages: Sequence[LLMMessage], echo: Echo | None = None
+) -> tuple[list[Block], list[Message]]:
     """Leading system messages -> system blocks; the rest -> alternating user/assistant messages."""
     system: list[Block] = []
     rest = list(messages)
@@ -116,7 +141,7 @@ def convert_messages(messages: Sequence[LLMMessage]) -> tuple[list[Block], list[
         system.append(_text(rest.pop(0).content))
     out: list[Message] = []
     for msg in rest:
-        role, blocks = _role_blocks(msg)
+        role, blocks = _role_blocks(msg, echo)
         if out and out[-1]["role"] == role:
             # Anthropic requires alternating roles: consecutive same-role turns become one.
             out[-1]["content"].extend(blocks)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from challenges.api import Score, ScoreContext
 from challenges.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lm_tasks import write_task_yaml
 
 FULL_TASKS = ["super-glue-lm-eval-v1"]
 SMOKE_TASKS = ["smoke_boolq", "smoke_cb", "smoke_copa"]
@@ -67,23 +68,9 @@ def write_smoke_items(private_dir: Path, per_task: int = 100, seed: int = 1234) 
 
 def write_smoke_task_yaml(private_dir: Path, task_dir: Path) -> Path:
     """Write lm-eval YAML tasks over the generated items; return the folder to include."""
-    task_dir.mkdir(parents=True, exist_ok=True)
     for task, prompt in TASK_YAML.items():
-        data_file = (Path(private_dir) / "superglue_smoke" / f"{task}.jsonl").resolve()
-        spec = {
-            "task": task,
-            "tag": ["superglue-smoke"],
-            "dataset_path": "json",
-            "dataset_kwargs": {"data_files": {"validation": str(data_file)}},
-            "output_type": "multiple_choice",
-            "validation_split": "validation",
-            "doc_to_target": "label",
-            "metric_list": [{"metric": "acc"}],
-            "metadata": {"version": 1.0},
-            **prompt,
-        }
-        # JSON is valid YAML, and needs no YAML writer.
-        (task_dir / f"{task}.yaml").write_text(json.dumps(spec, indent=2), encoding="utf-8")
+        data_file = Path(private_dir) / "superglue_smoke" / f"{task}.jsonl"
+        write_task_yaml(task_dir, task, data_file, prompt, tag="superglue-smoke")
     return task_dir
 
 

@@ -12,8 +12,11 @@ import numpy as np
 EOS = "<|endoftext|>"
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int, out_dir: Path):
-    """Train a byte-level BPE tokenizer and save it as a Hugging Face tokenizer folder."""
+def train_tokenizer(texts: Iterable[str], vocab_size: int, out_dir: Path, special_tokens: tuple[str, ...] = ()):
+    """Train a byte-level BPE tokenizer and save it as a Hugging Face tokenizer folder.
+
+    `special_tokens` are extra ones (e.g. a "<pad>" for seq2seq models); "<pad>", when given, becomes the pad token.
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -21,11 +24,12 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, out_dir: Path):
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=[EOS], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
+        vocab_size=vocab_size, special_tokens=[EOS, *special_tokens],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
     )
     core.train_from_iterator(texts, trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token=EOS, bos_token=EOS, unk_token=EOS)
+    pad = {"pad_token": "<pad>"} if "<pad>" in special_tokens else {}
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token=EOS, bos_token=EOS, unk_token=EOS, **pad)
     tokenizer.save_pretrained(out_dir)
     return tokenizer
 

@@ -1,8 +1,8 @@
 """MiniPile data: the hub dataset for full and mini presets, the stdlib docstring corpus for smoke."""
 
 from challenges import ScoreContext
-from challenges.corpus import split_of, stdlib_docstrings
 from challenges.hub import load_hub_dataset
+from challenges.pretraining import docstring_splits, write_pretraining_data
 from challenges.superglue import prefetch_hub_tasks, write_smoke_items
 from challenges.tokens import train_tokenizer, write_meta, write_token_file
 
@@ -20,14 +20,9 @@ def prepare(ctx: ScoreContext) -> None:
 
 
 def _prepare_smoke(ctx: ScoreContext) -> None:
-    docs = list(dict.fromkeys(stdlib_docstrings()))  # de-duplicated, order kept
-    splits = {"train": [d for d in docs if split_of(d) == "train"],
-              "validation": [d for d in docs if split_of(d) == "validation"]}
-    tokenizer = train_tokenizer(splits["train"], vocab_size=4096, out_dir=ctx.data_dir / "tokenizer")
-    counts = {name: write_token_file(texts, tokenizer, ctx.data_dir / f"{name}.bin")
-              for name, texts in splits.items()}
-    write_meta(ctx.data_dir, dataset="python-stdlib-docstrings", preset=ctx.preset, vocab_size=len(tokenizer),
-               tokens=counts, documents={k: len(v) for k, v in splits.items()}, max_params=2_000_000)
+    splits = docstring_splits()
+    write_pretraining_data(ctx.data_dir, splits, vocab_size=4096, dataset="python-stdlib-docstrings",
+                           preset=ctx.preset, documents={k: len(v) for k, v in splits.items()}, max_params=2_000_000)
     write_smoke_items(ctx.private_dir)
 
 

@@ -1,0 +1,143 @@
+"""Multiple-choice benchmarks through lm-eval: MMLU, BLiMP and CosmosQA.
+
+Full presets run lm-eval's own `mmlu` and `blimp` tasks from the hub; CosmosQA (no lm-eval task) runs as a
+local task over validation items prefetched at prepare time. Smoke presets run local tasks over items
+generated here in the same formats and prompts. Every case goes through `lm_eval.simple_evaluate`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from challenges.api import ScoreContext
+from challenges.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lm_tasks import write_jsonl, write_task_yaml
+
+HUB_TASKS = {"mmlu": "mmlu", "blimp": "blimp"}
+COSMOSQA_HUB = ("allenai/cosmos_qa", "validation")
+LETTERS = ["A", "B", "C", "D"]
+
+# lm-eval's prompts for these tasks, so that a model sees the same text offline as on the hub tasks.
+PROMPTS: dict[str, dict[str, Any]] = {
+    "mmlu": {
+        "doc_to_text": "The following are multiple choice questions (with answers) about {{subject}}.\n\n"
+                       "{{question.strip()}}\nA. {{choices[0]}}\nB. {{choices[1]}}\nC. {{choices[2]}}\n"
+                       "D. {{choices[3]}}\nAnswer:",
+        "doc_to_choice": LETTERS,
+        "doc_to_target": "answer",
+    },
+    "blimp": {"doc_to_text": "", "doc_to_choice": "{{[sentence_good, sentence_bad]}}", "doc_to_target": 0},
+    "cosmosqa": {
+        "doc_to_text": "{{context}}\nQuestion: {{question}}\nAnswer:",
+        "doc_to_choice": "{{[answer0, answer1, answer2, answer3]}}",
+        "doc_to_target": "label",
+    },
+}
+
+NAMES = ["Ada", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana"]
+NOUNS = [("cat", "cats"), ("dog", "dogs"), ("child", "children"), ("bird", "birds"), ("teacher", "teachers")]
+VERBS = [("runs", "run"), ("sleeps", "sleep"), ("sings", "sing"), ("jumps", "jump"), ("reads", "read")]
+COLORS = ["red", "blue", "green", "yellow"]
+
+
+def smoke_items(benchmark: str, count: int = 80, seed: int = 7) -> dict[str, list[dict[str, Any]]]:
+    """Generated items per local task name, in the benchmark's own format."""
+    rng = random.Random(seed)
+    makers: dict[str, dict[str, Callable[[random.Random], dict[str, Any]]]] = {
+        "mmlu": {"smoke_mmlu_arithmetic": _mmlu_arithmetic, "smoke_mmlu_counting": _mmlu_counting},
+        "blimp": {"smoke_blimp_agreement": _blimp_agreement, "smoke_blimp_determiner": _blimp_determiner},
+        "cosmosqa": {"smoke_cosmosqa": _cosmosqa},
+    }
+    return {task: [make(rng) for _ in range(count)] for task, make in makers[benchmark].items()}
+
+
+def write_smoke_items(private_dir: Path, benchmark: str, count: int = 80) -> None:
+    for task, items in smoke_items(benchmark, count).items():
+        write_jsonl(Path(private_dir) / benchmark / f"{task}.jsonl", items)
+
+
+def prefetch(private_dir: Path, benchmark: str, limit: int = 2000) -> None:
+    """At prepare time: CosmosQA's validation items into private_dir; the lm-eval hub sets into the cache."""
+    from challenges.hub import load_hub_dataset
+
+    if benchmark == "cosmosqa":
+        rows = load_hub_dataset(COSMOSQA_HUB[0], split=COSMOSQA_HUB[1])
+        keep = ("context", "question", "answer0", "answer1", "answer2", "answer3", "label")
+        items = ({k: row[k] for k in keep} for row in rows.select(range(min(limit, len(rows)))))
+        write_jsonl(Path(private_dir) / "cosmosqa" / "cosmosqa.jsonl", items)
+    elif benchmark == "mmlu":
+        load_hub_dataset("cais/mmlu", "all")
+    elif benchmark == "blimp":
+        load_hub_dataset("nyu-mll/blimp", "anaphor_gender_agreement")  # one subset checks access; lm-eval loads all
+
+
+def score_benchmark(model_dir: Path, ctx: ScoreContext, benchmark: str) -> tuple[float, dict[str, float]]:
+    """Mean accuracy on a benchmark: its hub task on full presets, its local tasks otherwise."""
+    local = sorted((Path(ctx.private_dir) / benchmark).glob("*.jsonl"))
+    if ctx.preset != "smoke" and benchmark in HUB_TASKS:
+        results = evaluate_tasks(model_dir, [HUB_TASKS[benchmark]], ctx.device, batch_size=8)
+        group = results.get(HUB_TASKS[benchmark], {})
+        if isinstance(group.get("acc,none"), int | float):  # the group's own average, as lm-eval reports it
+            return float(group["acc,none"]), {benchmark: float(group["acc,none"])}
+        return mean_primary_metric(results)
+    if not local:
+        raise FileNotFoundError(f"no {benchmark} items under {ctx.private_dir}; was the data prepared?")
+    task_dir = Path(ctx.scratch_dir) / "lm_eval_tasks" / benchmark
+    names = [path.stem for path in local]
+    for name, path in zip(names, local, strict=True):
+        write_task_yaml(task_dir, name, path, PROMPTS[benchmark], tag=f"{benchmark}-local")
+    results = evaluate_tasks(model_dir, names, ctx.device, include_path=task_dir, batch_size=16)
+    return mean_primary_metric(results)
+
+
+def _four_choices(rng: random.Random, right: str, wrong: Iterator[str]) -> tuple[list[str], int]:
+    choices = [right]
+    for option in wrong:
+        if option not in choices:
+            choices.append(option)
+        if len(choices) == 4:
+            break
+    rng.shuffle(choices)
+    return choices, choices.index(right)
+
+
+def _mmlu_arithmetic(rng: random.Random) -> dict[str, Any]:
+    a, b = rng.randint(1, 20), rng.randint(1, 20)
+    wrong = (str(a + b + d) for d in (rng.choice([-3, -2, -1, 1, 2, 3]) for _ in range(40)))
+    choices, answer = _four_choices(rng, str(a + b), wrong)
+    return {"subject": "elementary mathematics", "question": f"What is {a} + {b}?", "choices": choices,
+            "answer": answer}
+
+
+def _mmlu_counting(rng: random.Random) -> dict[str, Any]:
+    name, color, n = rng.choice(NAMES), rng.choice(COLORS), rng.randint(2, 9)
+    wrong = (str(rng.randint(1, 12)) for _ in range(40))
+    choices, answer = _four_choices(rng, str(n), wrong)
+    question = f"{name} has {n} {color} balls and no others. How many {color} balls does {name} have?"
+    return {"subject": "miscellaneous", "question": question, "choices": choices, "answer": answer}
+
+
+def _blimp_agreement(rng: random.Random) -> dict[str, Any]:
+    (one, many), (verb_s, verb_p) = rng.choice(NOUNS), rng.choice(VERBS)
+    if rng.random() < 0.5:
+        return {"sentence_good": f"The {one} {verb_s}.", "sentence_bad": f"The {one} {verb_p}."}
+    return {"sentence_good": f"The {many} {verb_p}.", "sentence_bad": f"The {many} {verb_s}."}
+
+
+def _blimp_determiner(rng: random.Random) -> dict[str, Any]:
+    (one, many), name = rng.choice(NOUNS), rng.choice(NAMES)
+    return {"sentence_good": f"{name} saw these {many}.", "sentence_bad": f"{name} saw these {one}."}
+
+
+def _cosmosqa(rng: random.Random) -> dict[str, Any]:
+    name, color = rng.choice(NAMES), rng.choice(COLORS)
+    context = f"{name} painted the fence {color} on Sunday. It took the whole afternoon."
+    others = [c for c in COLORS if c != color]
+    options = [f"It is {color}.", *(f"It is {c}." for c in others)]
+    order = list(range(4))
+    rng.shuffle(order)
+    answers = {f"answer{i}": options[j] for i, j in enumerate(order)}
+    return {"context": context, "question": "What color is the fence now?", **answers, "label": order.index(0)}

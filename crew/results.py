@@ -37,6 +37,7 @@ class Outcome:
     steps: int = 0
     resumes: int = 0
     usage: Usage = field(default_factory=Usage)
+    unverified: list[dict[str, str]] = field(default_factory=list)  # numbers agents cited with no record
 
 
 def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elapsed_s: float,
@@ -58,6 +59,7 @@ def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elap
         "tokens": {"input": outcome.usage.input, "output": outcome.usage.output,
                    "cache_read": outcome.usage.cache_read, "cache_write": outcome.usage.cache_write},
         "cost_usd": outcome.usage.cost_usd,
+        "unverified_claims": outcome.unverified,
     }
 
 
@@ -88,6 +90,10 @@ def write_report(run: RunDir, challenge: Challenge) -> Path:
                          f"| `{record.artifact}` | {note} |")
     else:
         lines.append("No artifact was scored.")
+    claims = result.get("unverified_claims") or []
+    if claims:
+        lines += ["", "## Unverified claims (numbers cited with no evaluation record behind them)", ""]
+        lines += [f"- {c['agent']}: {c['value']} in \"{c['context'].strip()}\"" for c in claims]
     lines += ["", "## Timeline", ""]
     for event in read_events(run.trace):
         details = {k: v for k, v in event.items() if k not in ("seq", "t", "kind", "agent")}

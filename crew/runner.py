@@ -18,9 +18,11 @@ from crew import reference
 from crew.baseline import BaselinePolicy
 from crew.clock import Deadline
 from crew.config import RunConfig
+from crew.crew_policy import CrewPolicy
 from crew.devices import gpu_count
 from crew.durations import format_duration, parse_duration
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, EXIT_NO_SUBMISSION, CrewError
+from crew.loop import LoopLimits
 from crew.results import Outcome, build_result, write_report, write_result
 from crew.rundir import RunDir
 from crew.specs import ModelSpec, default_spec, parse_spec
@@ -48,7 +50,8 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         preset = challenge.preset(request.preset)
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err
-    spec = _choose_policy(request, say)
+    supervisor_spec, worker_spec = _choose_models(request, say)
+    spec = supervisor_spec
     budget_s = parse_duration(request.budget) if request.budget else preset.budget_s
     _check_budget(challenge, preset, budget_s)
     device = _check_device(challenge, preset)
@@ -63,8 +66,8 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     deadline = Deadline.start(budget_s)
     config = RunConfig(
         run_id=run.run_id, challenge=challenge.name, challenge_dir=str(challenge.directory), preset=preset.name,
-        model=str(spec), supervisor_model=request.supervisor_model or str(spec),
-        worker_model=request.worker_model or str(spec), budget_s=budget_s, started_at=deadline.started_at,
+        model=str(spec), supervisor_model=str(supervisor_spec), worker_model=str(worker_spec), budget_s=budget_s,
+        started_at=deadline.started_at,
         device=device, data_dir=str(data.data_dir), max_cost_usd=request.max_cost_usd,
     )
     config.save(run.run_toml)
@@ -76,23 +79,28 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     ctx = ScoreContext(challenge=challenge.name, preset=preset.name, data_dir=data.data_dir,
                        private_dir=data.private_dir, scratch_dir=run.scratch, device=device,
                        time_limit_s=preset.score_minutes * 60)
-    exit_code, outcome = _execute(BaselinePolicy(run, challenge, preset, deadline, trace, ctx))
-    baseline_score = outcome.submission.score if outcome.submission else None
-    if baseline_score is None:
-        baseline_score = reference.baseline_score(challenge.name, preset.name)
+    if spec.kind == "baseline":
+        policy = BaselinePolicy(run, challenge, preset, deadline, trace, ctx)
     else:
-        reference.record_baseline_score(challenge.name, preset.name, baseline_score, run.run_id)
+        policy = CrewPolicy(run, challenge, preset, deadline, trace, ctx, supervisor_spec, worker_spec,
+                            limits=LoopLimits(max_cost_usd=request.max_cost_usd), memory=_memory(run, config))
+    exit_code, outcome = _execute(policy)
+    if spec.kind == "baseline" and outcome.submission:  # the baseline policy's score is the reference
+        reference.record_baseline_score(challenge.name, preset.name, outcome.submission.score, run.run_id)
+    baseline_score = reference.baseline_score(challenge.name, preset.name)
     write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(), baseline_score))
     trace.emit("run_finished", status=outcome.status, exit_code=exit_code, note=outcome.note)
     write_report(run, challenge)
     return exit_code, run
 
 
-def _execute(policy: BaselinePolicy) -> tuple[int, Outcome]:
+def _execute(policy: BaselinePolicy | CrewPolicy) -> tuple[int, Outcome]:
     """Run the policy; every way it can end becomes an Outcome, so result.json is always written."""
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         evaluation = policy.execute()
+        if isinstance(evaluation, Outcome):
+            return (EXIT_DONE if evaluation.status == "submitted" else EXIT_NO_SUBMISSION), evaluation
     except CrewError as err:
         if err.exit_code != EXIT_INTERRUPTED:
             raise
@@ -114,22 +122,30 @@ def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _choose_policy(request: RunRequest, say: Callable[[str], None]) -> ModelSpec:
-    for text in (request.supervisor_model, request.worker_model):
-        if text:
-            parse_spec(text)  # reject a malformed spec even where it is not used yet
+def _choose_models(request: RunRequest, say: Callable[[str], None]) -> tuple[ModelSpec, ModelSpec]:
+    """The supervisor's and the workers' model specs: --model for both, the role flags override."""
     if request.model:
         spec = parse_spec(request.model)
-        if spec.kind != "baseline":
-            raise CrewError(f"model spec '{spec}' needs the LLM crew, which this version does not include yet",
-                            "use --model baseline (the reference recipe, no LLM)")
-        return spec
-    spec, why = default_spec()
-    if spec.kind != "baseline":
-        say(f"{why}, but this version has no LLM crew yet: using the baseline policy")
-        return ModelSpec("baseline")
-    say(why)
-    return spec
+    else:
+        spec, why = default_spec()
+        say(why if spec.kind == "baseline" else f"{why}: using {spec}")
+    supervisor = parse_spec(request.supervisor_model) if request.supervisor_model else spec
+    worker = parse_spec(request.worker_model) if request.worker_model else spec
+    if "baseline" in (supervisor.kind, worker.kind) and supervisor.kind != worker.kind:
+        raise CrewError("the baseline policy has no LLM, so it cannot be combined with a model for one role",
+                        "use --model baseline alone, or give model specs to both roles")
+    return supervisor, worker
+
+
+def _memory(run: RunDir, config: RunConfig):
+    """The run's memory (its own store plus the global one); a run goes on without it if it cannot load."""
+    from memory import Memory, MemoryStoreError
+
+    try:
+        return Memory(run.root, run_id=run.run_id, challenge=config.challenge, preset=config.preset)
+    except MemoryStoreError as err:
+        log.warning("memory is off for this run: %s", err)
+        return None
 
 
 def _check_budget(challenge: Challenge, preset: Preset, budget_s: float) -> None:

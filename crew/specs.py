@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from crew.errors import CrewError
 
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
-DEFAULT_OPENAI_MODEL = "gpt-4.1"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reaches end of life 2026-11-30
+DEFAULT_OPENAI_MODEL = "gpt-5.5"
 KINDS = ("baseline", "anthropic", "openai", "replay")
 FORMS = "baseline, anthropic:MODEL, openai:MODEL, openai:MODEL@BASE_URL or replay:PATH"
 

@@ -1,0 +1,66 @@
+"""The ledger: the harness's evaluation records of this run, and the check of numbers agents cite."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from challenges.harness import Evaluation, best_evaluation, load_evaluations
+from challenges.spec import Challenge
+
+NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%?)")
+METRIC_WORDS = ("score", "accuracy", "acc", "superglue", "mmlu", "blimp", "bleu", "rouge", "metric", "result",
+                "improv", "achiev", "reach", "eval")
+WINDOW = 60  # characters around a number in which a metric word makes it a claimed result
+
+
+@dataclass
+class Claim:
+    value: str
+    context: str
+
+
+class Ledger:
+    def __init__(self, evaluations_dir: Path, challenge: Challenge) -> None:
+        self.dir, self.challenge = Path(evaluations_dir), challenge
+
+    def records(self) -> list[Evaluation]:
+        return load_evaluations(self.dir)
+
+    def get(self, evaluation_id: str) -> Evaluation | None:
+        return next((r for r in self.records() if r.id == evaluation_id.strip()), None)
+
+    def best(self) -> Evaluation | None:
+        return best_evaluation(self.records(), self.challenge)
+
+    def summary(self, last: int = 5) -> str:
+        records = self.records()
+        if not records:
+            return "No evaluations yet."
+        best = self.best()
+        lines = [f"{len(records)} evaluation(s); best: "
+                 + (f"{best.id} score {best.score:.4f}" if best else "none succeeded")]
+        for r in records[-last:]:
+            outcome = f"score {r.score:.4f}" if r.ok else f"failed: {r.error[:120]}"
+            lines.append(f"- {r.id}: {outcome} ({Path(r.artifact).name})")
+        return "\n".join(lines)
+
+    def unverified_claims(self, text: str) -> list[Claim]:
+        """Numbers cited as results that match no evaluation record's score (as a fraction or a percent)."""
+        known = [r.score for r in self.records() if r.score is not None]
+        words = METRIC_WORDS + (self.challenge.metric.name.lower(),)
+        claims = []
+        for match in NUMBER.finditer(text):
+            around = text[max(0, match.start() - WINDOW): match.end() + WINDOW].lower()
+            if not any(w in around for w in words):
+                continue
+            raw, percent = match.group(1), match.group(2)
+            value = float(raw) / (100 if percent else 1)
+            if "." not in raw and not percent:
+                continue  # whole numbers are steps, sizes, counts: not metric values
+            decimals = len(raw.split(".")[1]) if "." in raw else 0
+            tolerance = 0.5 * 10 ** -(decimals + (2 if percent else 0)) + 1e-9
+            if not any(abs(value - k) <= tolerance for k in known):
+                claims.append(Claim(raw + percent, text[max(0, match.start() - 40): match.end() + 40]))
+        return claims

@@ -17,7 +17,8 @@ log = logging.getLogger(__name__)
 
 WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "spiece.model")
-FLOAT_DTYPES = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
+DTYPE_NAMES = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64", "I8": "int8", "U8": "uint8",
+               "I16": "int16", "I32": "int32", "I64": "int64", "F8_E4M3": "float8_e4m3", "F8_E5M2": "float8_e5m2"}
 GIB = 1 << 30
 
 
@@ -73,13 +74,13 @@ def check_float_weights(submission: Path, allowed: tuple[str, ...] = ("F16", "F3
     if config.get("quantization_config"):
         method = config["quantization_config"].get("quant_method", "unknown")
         problems.append(f"the model is quantized (config.json has a quantization_config, method {method}); "
-                        f"quantization is not allowed: save the weights in {' or '.join(allowed)}")
+                        f"quantization is not allowed: save the weights in {' or '.join(_names(allowed))}")
     if any(submission.glob("pytorch_model*.bin")) or not any(submission.glob("*.safetensors")):
         problems.append("weights must be safetensors files (save_pretrained(dir, safe_serialization=True))")
     found = {dtype for dtype, _ in tensor_shapes(submission).values()}
     if found - set(allowed):
-        names = ", ".join(sorted(FLOAT_DTYPES.get(d, d) for d in found - set(allowed)))
-        problems.append(f"weights in {names}: only {', '.join(FLOAT_DTYPES[a] for a in allowed)} are allowed "
+        problems.append(f"weights in {', '.join(_names(found - set(allowed)))}: only {', '.join(_names(allowed))} "
+                        "are allowed "
                         "(integer or 8/4-bit tensors mean quantization)")
     return problems
 
@@ -131,6 +132,10 @@ def check_memory(stats: LoadedStats, limit_bytes: int, runtime_allowance_bytes: 
         problems.append(f"loading the model grew resident memory by {_size(stats.rss_growth_bytes)}, over the "
                         f"limit of {_size(limit_bytes)} plus {_size(runtime_allowance_bytes)} for the runtime")
     return problems
+
+
+def _names(dtypes) -> list[str]:
+    return sorted(DTYPE_NAMES.get(d, d) for d in dtypes)
 
 
 def _size(n: int) -> str:

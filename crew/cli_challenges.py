@@ -1,4 +1,4 @@
-"""`research-crew challenges ...`: list, show and validate challenges."""
+"""`research-crew challenges ...`: list, show, validate and create challenges."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from challenges.api import ChallengeError
-from challenges.loader import challenge_folders, load_challenge
+from challenges.loader import PATH_VARIABLE, challenge_folders, load_challenge
+from challenges.scaffold import write_challenge
 from challenges.validator import validate
 from crew.console import err, fail, out
 from crew.errors import EXIT_BAD_INPUT
 
-challenges_app = typer.Typer(help="List, show and validate challenges.", no_args_is_help=True)
+challenges_app = typer.Typer(help="List, show, validate and create challenges.", no_args_is_help=True)
 
 
 @challenges_app.command("list")
@@ -67,3 +68,25 @@ def challenges_validate(name_or_path: Annotated[str, typer.Argument(help="challe
             err.print(f"[red]✗[/] {escape(str(problem))}", highlight=False)
         raise typer.Exit(EXIT_BAD_INPUT)
     out.print(f"[green]✓[/] {folder} is a valid challenge")
+
+
+@challenges_app.command("new")
+def challenges_new(
+    name: Annotated[str, typer.Argument(help="the new challenge's name (lowercase, digits, _)")],
+    directory: Annotated[Path, typer.Option("--dir", help="where to create the folder")] = Path("."),
+) -> None:
+    """Write a small, valid, runnable challenge folder (smoke preset and baseline included) to edit."""
+    try:
+        folder = write_challenge(directory, name)
+    except ChallengeError as error:
+        fail(error)
+    _, problems = validate(folder)
+    for problem in problems:  # the template is valid; this guards against a broken install
+        err.print(f"[red]✗[/] {escape(str(problem))}", highlight=False)
+    out.print(f"[green]✓[/] wrote {escape(str(folder))}: challenge.toml, task.md, prepare.py, scorer.py, "
+              "baseline/train.py", highlight=False)
+    parent = folder.resolve().parent
+    out.print(f"next: export {PATH_VARIABLE}={escape(str(parent))}, then `research-crew run {name} --preset smoke "
+              "--model baseline`; see docs/CHALLENGES.md", highlight=False)
+    if problems:
+        raise typer.Exit(EXIT_BAD_INPUT)

@@ -1,0 +1,16 @@
+"""BabyLM scoring: rule checks on the model folder, then BLiMP accuracy through lm-eval."""
+
+from pathlib import Path
+
+from challenges import Score, ScoreContext
+from challenges.mcq import score_benchmark
+from challenges.model_checks import check_model_folder
+
+
+def check(submission: Path, ctx: ScoreContext) -> list[str]:
+    return check_model_folder(submission)
+
+
+def score(submission: Path, ctx: ScoreContext) -> Score:
+    accuracy, per_task = score_benchmark(submission, ctx, "blimp")
+    return Score(accuracy, {"per_task": per_task})

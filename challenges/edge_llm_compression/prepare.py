@@ -1,0 +1,30 @@
+"""Edge LLM compression data: the base model (phi-2, or a tiny phi-2-shaped one on smoke) and MMLU items."""
+
+from challenges import ScoreContext
+from challenges.hub import fetch_hub_model
+from challenges.mcq import prefetch, write_smoke_items
+from challenges.model_checks import GIB, stored_parameters
+from challenges.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
+from challenges.tokens import write_meta
+
+BASE_MODEL = "microsoft/phi-2"
+MEMORY_LIMIT_BYTES = 12 * GIB
+SMOKE_LIMIT_SHARE = 0.75  # of the tiny model's float32 size, so that compressing is needed there too
+
+
+def prepare(ctx: ScoreContext) -> None:
+    base = ctx.data_dir / "base_model"
+    if ctx.preset == "smoke":
+        tokenizer = smoke_tokenizer(ctx.scratch_dir / "tokenizer")
+        save_model(tiny_causal_lm("phi", len(tokenizer), tokenizer.eos_token_id, layers=6), tokenizer, base)
+        write_smoke_items(ctx.private_dir, "mmlu")
+        model_id = "tiny-random-phi (smoke stand-in for microsoft/phi-2)"
+    else:
+        fetch_hub_model(BASE_MODEL, base)
+        prefetch(ctx.private_dir, "mmlu")
+        model_id = BASE_MODEL
+    parameters = stored_parameters(base)
+    limit = int(SMOKE_LIMIT_SHARE * 4 * parameters) if ctx.preset == "smoke" else MEMORY_LIMIT_BYTES
+    write_meta(ctx.data_dir, base_model=model_id, preset=ctx.preset, base_parameters=parameters,
+               memory_limit_bytes=limit, allowed_dtypes=["float16", "float32"])
+

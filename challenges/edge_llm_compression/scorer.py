@@ -1,0 +1,42 @@
+"""Edge LLM compression: the artifact must be a float16/float32 phi model within the memory limit; MMLU."""
+
+import json
+from pathlib import Path
+
+from challenges import Score, ScoreContext
+from challenges.mcq import score_benchmark
+from challenges.model_checks import (
+    check_float_weights,
+    check_memory,
+    check_model_folder,
+    load_and_measure,
+    read_config,
+    stored_parameters,
+)
+
+
+def check(submission: Path, ctx: ScoreContext) -> list[str]:
+    problems = check_model_folder(submission)
+    if problems:
+        return problems
+    meta = json.loads((ctx.data_dir / "meta.json").read_text())
+    base_type = read_config(ctx.data_dir / "base_model")["model_type"]
+    model_type = read_config(submission).get("model_type")
+    if model_type != base_type:
+        problems.append(f"model_type is '{model_type}', the base model's is '{base_type}': compress the given "
+                        "model, do not replace it")
+    problems += check_float_weights(submission)
+    if problems:  # a quantized or foreign model is not loaded at all
+        return problems
+    if stored_parameters(submission) > meta["base_parameters"]:
+        problems.append(f"the model has more parameters than the base model ({meta['base_parameters']:,})")
+    return problems + check_memory(load_and_measure(submission), meta["memory_limit_bytes"])
+
+
+def score(submission: Path, ctx: ScoreContext) -> Score:
+    meta = json.loads((ctx.data_dir / "meta.json").read_text())
+    accuracy, per_task = score_benchmark(submission, ctx, "mmlu")
+    parameters = stored_parameters(submission)
+    return Score(accuracy, {"per_task": per_task, "parameters": parameters,
+                            "parameters_kept": parameters / meta["base_parameters"],
+                            "memory_limit_bytes": meta["memory_limit_bytes"]})

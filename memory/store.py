@@ -102,6 +102,8 @@ class VectorStore:
                     hint=f"open it with model={info.get('model')!r}, or use another folder for the new model",
                 )
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        if fresh:  # manifest first: a crash right after leaves a store that opens, not a "corrupt" one
+            atomic_write_text(manifest, json.dumps({"format": FORMAT, "model": self.model}) + "\n")
         self._client = chromadb.PersistentClient(path=str(self.data_dir), settings=_SETTINGS)
         for name in COLLECTIONS:
             collection = self._client.get_or_create_collection(
@@ -109,15 +111,20 @@ class VectorStore:
             )
             collection.count()  # a cheap read that fails on a damaged database
             self._collections[name] = collection
-        if fresh:
-            atomic_write_text(manifest, json.dumps({"format": FORMAT, "model": self.model}) + "\n")
 
     def _move_aside(self, exc: BaseException) -> None:
         self._close_client()
         _forget_system(self.data_dir)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         aside = self.root / f"data.corrupt-{stamp}"
-        os.replace(self.data_dir, aside)
+        try:
+            os.replace(self.data_dir, aside)
+        except OSError as move_error:
+            raise MemoryStoreError(
+                f"memory store {self.data_dir} is unreadable ({type(exc).__name__}: {exc}) and could not "
+                f"be moved aside to {aside}: {move_error}",
+                hint=f"move or repair {self.data_dir} by hand, or point the store at another folder",
+            ) from exc
         self.recovered_from = aside
         log.warning(
             "memory store %s was unreadable (%s: %s); moved it to %s and started a fresh store in %s",
@@ -149,10 +156,12 @@ class VectorStore:
         with self._lock.hold():
             if self._client is None or self._read_generation() != self._seen_generation:
                 self._open()
-            yield
-            if write:
-                self._seen_generation = self._read_generation() + 1
-                atomic_write_text(self.root / "generation", f"{self._seen_generation}\n")
+            try:
+                yield
+            finally:
+                if write:  # even after a failed write: chromadb may have changed part of the store
+                    self._seen_generation = self._read_generation() + 1
+                    atomic_write_text(self.root / "generation", f"{self._seen_generation}\n")
 
     def close(self) -> None:
         """Release the chromadb client (the data stays on disk)."""

@@ -129,6 +129,7 @@ class Memory:
         h.outcome = best_outcome(outcomes)
         h.updated_at = utc_now()
         self._update(h)
+        log.info("hypothesis %s (%s): %s", h.id, ev.evaluation_id, h.outcome.describe())
         return h
 
     def get(self, hypothesis_id: str) -> Hypothesis | None:

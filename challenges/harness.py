@@ -12,7 +12,6 @@ import hashlib
 import json
 import math
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -63,8 +62,7 @@ def evaluate(
     evaluations_dir = Path(evaluations_dir)
     evaluations_dir.mkdir(parents=True, exist_ok=True)
     started, t0 = datetime.now(UTC), time.monotonic()
-    eval_id = f"{started:%Y%m%dT%H%M%S}-{secrets.token_hex(2)}"
-    log_path = evaluations_dir / f"{eval_id}.log"
+    eval_id, log_path = _reserve_id(evaluations_dir)
     artifact = Path(artifact).resolve()
     record = Evaluation(
         id=eval_id, challenge=challenge.name, preset=ctx.preset, artifact=str(artifact),
@@ -87,7 +85,21 @@ def load_evaluations(evaluations_dir: Path) -> list[Evaluation]:
     folder = Path(evaluations_dir)
     if not folder.is_dir():
         return []
-    return [Evaluation.load(path) for path in sorted(folder.glob("*.json"))]
+    return [Evaluation.load(path) for path in sorted(folder.glob("eval-*.json"))]
+
+
+def _reserve_id(evaluations_dir: Path) -> tuple[str, Path]:
+    """The next id (eval-0001, eval-0002, ...): readable, and the same when a run is replayed. Creating
+    its log file exclusively reserves it, so two evaluations at once never share an id."""
+    while True:
+        taken = [int(p.stem.split("-")[1]) for p in evaluations_dir.glob("eval-*.log") if p.stem[5:].isdigit()]
+        eval_id = f"eval-{max(taken, default=0) + 1:04d}"
+        log_path = evaluations_dir / f"{eval_id}.log"
+        try:
+            with open(log_path, "x"):
+                return eval_id, log_path
+        except FileExistsError:
+            continue
 
 
 def best_evaluation(evaluations: list[Evaluation], challenge: Challenge) -> Evaluation | None:

@@ -31,7 +31,8 @@ ROLES = ("supervisor", "engineer", "scout")
 REPLAY_RETRY = {"base_delay_s": 0.01, "max_delay_s": 0.05, "give_up_after_s": 30.0}
 
 
-def build_clients(supervisor: ModelSpec, worker: ModelSpec) -> tuple[dict[str, ChatCompletionClient], dict[str, str]]:
+def build_clients(supervisor: ModelSpec, worker: ModelSpec,
+                  trace: Trace) -> tuple[dict[str, ChatCompletionClient], dict[str, str]]:
     """A client per role, each behind the retry wrapper, and the model name each is priced by."""
     from crew.models.factory import make_client
     from crew.models.retry import RetryingClient
@@ -40,12 +41,17 @@ def build_clients(supervisor: ModelSpec, worker: ModelSpec) -> tuple[dict[str, C
     scripts: dict[str, dict] = {}
     for role in ROLES:
         spec = supervisor if role == "supervisor" else worker
+
+        def on_retry(attempt: int, delay: float, err: BaseException, role: str = role) -> None:
+            trace.emit("model_retry", agent=role, attempt=attempt, delay_s=round(delay, 2), error=str(err)[:300])
+
         if spec.kind == "replay":
             script = scripts.setdefault(spec.model, load_script(spec.model))
-            clients[role] = RetryingClient(ReplayClient(script.get(role, []), agent=role), **REPLAY_RETRY)
+            replay = ReplayClient(script.get(role, []), agent=role)
+            clients[role] = RetryingClient(replay, on_retry=on_retry, **REPLAY_RETRY)
             models[role] = ""
         else:
-            clients[role] = make_client(str(spec))
+            clients[role] = make_client(str(spec), on_retry=on_retry)
             models[role] = spec.model
     return clients, models
 
@@ -62,7 +68,7 @@ class CrewPolicy:
         self.reserve_s = preset.score_minutes * 60.0
 
     def execute(self) -> Outcome:
-        clients, models = build_clients(*self.specs)
+        clients, models = build_clients(*self.specs, trace=self.trace)
         clock = WorkClock(self.deadline, self.reserve_s)
         toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=clock,
                           read_only=[self.run.workspace / "data"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,7 @@ from crew.usage_meter import UsageMeter
 
 log = logging.getLogger(__name__)
 TOOL_RESULT_TRACE_CHARS = 20_000
+DIGITS = re.compile(r"\d+")
 
 
 @dataclass
@@ -68,7 +70,7 @@ class CrewLoop:
     def __init__(self, *, run: RunDir, challenge: Challenge, preset: Preset, deadline: Deadline, trace: Trace,
                  tools: CrewTools, clients: dict[str, ChatCompletionClient], meter: UsageMeter,
                  work_clock: WorkClock, limits: LoopLimits | None = None) -> None:
-        self.run, self.challenge, self.preset, self.deadline, self.trace = run, challenge, preset, deadline, trace
+        self.rundir, self.challenge, self.preset, self.deadline, self.trace = run, challenge, preset, deadline, trace
         self.tools, self.clients, self.meter, self.clock = tools, clients, meter, work_clock
         self.limits = limits or LoopLimits()
         self.ledger: Ledger = tools.ledger
@@ -188,7 +190,8 @@ class CrewLoop:
                 results = [{"call_id": r.call_id, "name": r.name, "is_error": r.is_error,
                             "content": r.content[:TOOL_RESULT_TRACE_CHARS]} for r in event.content]
                 self.trace.emit("tool_results", agent=role, step=self.steps, results=results)
-                actions.append(json.dumps([(r.name, r.content) for r in event.content]))
+                # Timings, log names and pids differ on every run of the same command: not a new observation.
+                actions.append(json.dumps([(r.name, DIGITS.sub("#", r.content)) for r in event.content]))
             elif isinstance(event, Response) and isinstance(event.chat_message, TextMessage):
                 self._record_model_call(role, {"text": event.chat_message.content})
                 self._check_claims(role, event.chat_message.content)
@@ -218,7 +221,7 @@ class CrewLoop:
 
     def _save_state(self, role: str, agent: AssistantAgent) -> None:
         """The loop's state after a step, as plain data: small, so saving costs the same at any step."""
-        atomic_write_json(self.run.state / "latest.json", self.state_after(role, agent))
+        atomic_write_json(self.rundir.state / "latest.json", self.state_after(role, agent))
 
     def state_after(self, role: str, agent: AssistantAgent) -> dict[str, Any]:
         # autogen has no public getter for an agent's context, and its save_state is async.

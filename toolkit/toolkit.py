@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -107,8 +108,10 @@ class Toolkit:
         return self.budget.time_left_s() if self.budget is not None else math.inf
 
     def _env(self) -> dict[str, str]:
-        # Unbuffered Python so logs (and tail_job) show output as it happens.
-        return scrubbed_env(extra={"PYTHONUNBUFFERED": "1"})
+        # Unbuffered Python so logs (and tail_job) show output as it happens; `python` is the crew's own
+        # interpreter, which has torch, transformers and checkpoints.training.
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        return scrubbed_env(extra={"PYTHONUNBUFFERED": "1", "PATH": path})
 
     def _bounded(self, timeout_s: float) -> tuple[float, str]:
         left = self.time_left_s()

@@ -1,0 +1,53 @@
+"""Running a replayed crew on a toy challenge, in process, for the crew's tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from crew.runner import RunRequest, start_run
+from tests.foundation.helpers import write_challenge
+
+
+def call(name: str, text: str | None = None, **arguments) -> dict:
+    answer = {"tool_calls": [{"name": name, "arguments": arguments}]}
+    if text:
+        answer["text"] = text
+    return answer
+
+
+# The happy path on the toy challenge: the engineer writes a number, evaluates it, reports.
+ENGINEER_OK = [
+    call("write_file", path="answer.txt", content="0.75"),
+    call("evaluate", artifact_path="answer.txt"),
+    call("report", changed="answer.txt", commands="none", evaluations=["eval-0001"], learned="0.75 scores",
+         proposes="submit eval-0001"),
+]
+SUPERVISOR_OK = [
+    call("delegate", role="engineer", subtask="Write 0.75 to answer.txt and evaluate it.", minutes=1),
+    call("submit", evaluation_id="eval-0001", rationale="verified"),
+]
+
+
+def run_crew(tmp_path: Path, monkeypatch, script: dict | str, budget: str = "2m", name: str = "run"):
+    """Run the toy challenge with a replayed crew; return (exit code, run dir, result, events)."""
+    challenges = tmp_path / "challenges"
+    if not (challenges / "toy").exists():
+        write_challenge(challenges, "toy")
+    monkeypatch.setenv("RESEARCH_CREW_CHALLENGE_PATH", str(challenges))
+    monkeypatch.setenv("RESEARCH_CREW_MEMORY_DIR", str(tmp_path / "global-memory"))
+    if isinstance(script, dict):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(script))
+        script = str(path)
+    code, run = start_run(RunRequest("toy", preset="smoke", model=f"replay:{script}", budget=budget,
+                                     run_dir=tmp_path / name))
+    result = json.loads(run.result.read_text())
+    events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+    return code, run, result, events
+
+
+def kinds(events: list[dict], kind: str) -> list[dict]:
+    return [e for e in events if e["kind"] == kind]

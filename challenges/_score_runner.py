@@ -15,6 +15,10 @@ from pathlib import Path
 
 from challenges.api import Score, ScoreContext
 
+# Before any scorer imports torch: on a shared CPU, idle OpenMP threads yield instead of spinning (spinning
+# slowed small-model scoring by two orders of magnitude on a busy 2-core machine).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 def load_module(path: Path, name: str):
     """Import a challenge file by path, with its folder importable for sibling helpers."""

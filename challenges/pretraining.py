@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -39,7 +38,6 @@ def text_column(dataset) -> str:
 
 def gpt2_recipe() -> ModuleType:
     """MiniPile's GPT-2 pretraining recipe, which BabyLM's and Edge LLM training's baselines reuse."""
-    spec = importlib.util.spec_from_file_location("gpt2_pretraining_recipe", GPT2_RECIPE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from challenges._score_runner import load_module
+
+    return load_module(GPT2_RECIPE, "gpt2_pretraining_recipe")

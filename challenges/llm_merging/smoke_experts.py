@@ -47,16 +47,21 @@ def make_smoke_experts(out_dir: Path, scratch: Path, steps: int = 30) -> None:
     domains = _domain_texts()
     tokenizer = smoke_tokenizer(scratch / "tokenizer", extra_texts=[t for v in domains.values() for t in v])
     tokenizer.pad_token = tokenizer.eos_token  # padding for the training batches; masked out of the loss
-    for index, (name, texts) in enumerate(domains.items()):
-        model = tiny_causal_lm("qwen2", len(tokenizer), tokenizer.eos_token_id, seed=0)  # one shared init
-        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-        rng = random.Random(index)
-        for _ in range(steps):
-            batch = tokenizer(rng.sample(texts, 16), return_tensors="pt", padding=True, truncation=True,
-                              max_length=96)
-            labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
-            loss = model(**batch, labels=labels).loss
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
-        save_model(model, tokenizer, out_dir / name)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: more threads only contend for a shared CPU
+    try:
+        for index, (name, texts) in enumerate(domains.items()):
+            model = tiny_causal_lm("qwen2", len(tokenizer), tokenizer.eos_token_id, seed=0)  # one shared init
+            optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+            rng = random.Random(index)
+            for _ in range(steps):
+                batch = tokenizer(rng.sample(texts, 16), return_tensors="pt", padding=True, truncation=True,
+                                  max_length=96)
+                labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+                loss = model(**batch, labels=labels).loss
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+            save_model(model, tokenizer, out_dir / name)
+    finally:
+        torch.set_num_threads(threads)

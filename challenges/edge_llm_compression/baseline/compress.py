@@ -12,11 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import sys
 from pathlib import Path
 
-import torch
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # on a shared CPU, idle OpenMP threads yield instead of spinning
+
+import torch  # noqa: E402
 
 log = logging.getLogger("edge_llm_compression.baseline")
 MARGIN = 0.9  # of the memory limit: room for buffers and the runtime

@@ -4,9 +4,11 @@ max_params, so that the float32 model fits the memory limit.
     python baseline/train.py --data DATA_DIR --out MODEL_DIR --budget-s SECONDS [recipe options]
 """
 
+import os
 import sys
 
 from challenges.pretraining import gpt2_recipe
 
 if __name__ == "__main__":
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads: on a shared CPU, idle threads yield
     sys.exit(gpt2_recipe().main(sys.argv[1:]))

@@ -12,15 +12,18 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
 import shutil
 import sys
 import time
 from pathlib import Path
 
-import torch
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # on a shared CPU, idle OpenMP threads yield instead of spinning
 
-from challenges.finetune import train_until, trainable_state
+import torch  # noqa: E402
+
+from challenges.finetune import train_until, trainable_state  # noqa: E402
 
 log = logging.getLogger("llm_efficiency.baseline")
 PROMPT = "### Instruction:\n{instruction}\n\n{context}### Response:\n"

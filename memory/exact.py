@@ -63,7 +63,9 @@ class ExactIndex:
         n = len(self.ids)
         if n == 0 or k <= 0:
             return []
-        sims = self._vectors[:n] @ np.asarray(vector, dtype=np.float32)
+        # einsum, not `@`: BLAS's threaded matrix-vector product measured 16 ms vs 0.6 ms at 10,000
+        # rows on 2 busy cores; one thread streaming the rows is all this needs.
+        sims = np.einsum("ij,j->i", self._vectors[:n], np.asarray(vector, dtype=np.float32))
         if where:
             keep = np.fromiter((matches(m, where) for m in self.metadatas), dtype=bool, count=n)
             sims = np.where(keep, sims, -np.inf)

@@ -67,6 +67,20 @@ def stored_parameters(folder: Path) -> int:
     return sum(math.prod(shape) for _, shape in tensor_shapes(folder).values())
 
 
+def check_same_model_type(submission: Path, base: Path, fix: str) -> list[str]:
+    """The submission's model_type is the base model's; `fix` says what to do otherwise."""
+    base_type, model_type = read_config(base).get("model_type"), (read_config(submission) or {}).get("model_type")
+    if model_type == base_type:
+        return []
+    return [f"model_type is '{model_type}', the base model's is '{base_type}': {fix}"]
+
+
+def check_derived_model(submission: Path, base: Path, fix: str, allowed: tuple[str, ...] = ("F16", "F32")) -> list[str]:
+    """A model folder of the base model's type with float weights only, checked without loading it."""
+    return check_model_folder(submission) or (
+        check_same_model_type(submission, base, fix) + check_float_weights(submission, allowed))
+
+
 def check_float_weights(submission: Path, allowed: tuple[str, ...] = ("F16", "F32")) -> list[str]:
     """No quantization: safetensors weights only, every tensor in an allowed float dtype, no quantization config."""
     config = read_config(submission) or {}

@@ -6,28 +6,19 @@ from pathlib import Path
 from challenges import Score, ScoreContext
 from challenges.mcq import score_benchmark
 from challenges.model_checks import (
-    check_float_weights,
+    check_derived_model,
     check_memory,
-    check_model_folder,
     load_and_measure,
-    read_config,
     stored_parameters,
 )
 
 
 def check(submission: Path, ctx: ScoreContext) -> list[str]:
-    problems = check_model_folder(submission)
-    if problems:
-        return problems
-    meta = json.loads((ctx.data_dir / "meta.json").read_text())
-    base_type = read_config(ctx.data_dir / "base_model")["model_type"]
-    model_type = read_config(submission).get("model_type")
-    if model_type != base_type:
-        problems.append(f"model_type is '{model_type}', the base model's is '{base_type}': compress the given "
-                        "model, do not replace it")
-    problems += check_float_weights(submission)
+    problems = check_derived_model(submission, ctx.data_dir / "base_model",
+                                   "compress the given model, do not replace it")
     if problems:  # a quantized or foreign model is not loaded at all
         return problems
+    meta = json.loads((ctx.data_dir / "meta.json").read_text())
     if stored_parameters(submission) > meta["base_parameters"]:
         problems.append(f"the model has more parameters than the base model ({meta['base_parameters']:,})")
     return problems + check_memory(load_and_measure(submission), meta["memory_limit_bytes"])

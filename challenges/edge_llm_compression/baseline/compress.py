@@ -13,23 +13,20 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import sys
-from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # on a shared CPU, idle OpenMP threads yield instead of spinning
 
 import torch  # noqa: E402
+
+from challenges.recipe_io import publishing, recipe_parser  # noqa: E402
 
 log = logging.getLogger("edge_llm_compression.baseline")
 MARGIN = 0.9  # of the memory limit: room for buffers and the runtime
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--budget-s", type=float, required=True)
+    parser = recipe_parser(__doc__)
     parser.add_argument("--sparsity", type=float, default=0.2, help="fraction of each linear weight zeroed")
     parser.add_argument("--drop-fraction", type=float, default=0.1, help="fraction of decoder layers dropped")
     return parser.parse_args(argv)
@@ -93,12 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     dropped = drop_layers(model, count)
     zeroed = magnitude_prune(model.model.layers, args.sparsity)
     model = model.to(torch.float16)
-    staging = args.out.with_name(args.out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging, safe_serialization=True)
-    tokenizer.save_pretrained(staging)
-    shutil.rmtree(args.out, ignore_errors=True)
-    staging.rename(args.out)
+    with publishing(args.out) as staging:
+        model.save_pretrained(staging, safe_serialization=True)
+        tokenizer.save_pretrained(staging)
     summary = {"layers": f"{total} -> {total - len(dropped)}", "dropped": dropped, "zeroed_weights": zeroed,
                "bytes_float16": model_bytes(model), "memory_limit_bytes": meta["memory_limit_bytes"]}
     (args.out / "compression_summary.json").write_text(json.dumps(summary, indent=2))

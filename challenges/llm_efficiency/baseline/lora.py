@@ -14,26 +14,22 @@ import json
 import logging
 import os
 import random
-import shutil
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # on a shared CPU, idle OpenMP threads yield instead of spinning
 
 import torch  # noqa: E402
 
 from challenges.finetune import train_until, trainable_state  # noqa: E402
+from challenges.recipe_io import publishing, recipe_parser  # noqa: E402
 
 log = logging.getLogger("llm_efficiency.baseline")
 PROMPT = "### Instruction:\n{instruction}\n\n{context}### Response:\n"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--budget-s", type=float, required=True)
+    parser = recipe_parser(__doc__)
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--lr", type=float, default=2e-4)
     parser.add_argument("--batch-size", type=int, help="default: 8 on GPU, 8 on CPU")
@@ -96,12 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     result = train_until(loss_at, trainable_state(model.named_parameters()), ckpt_dir, deadline, args.lr,
                          every_s=args.checkpoint_every_s)
     merged = model.merge_and_unload()
-    staging = args.out.with_name(args.out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    merged.save_pretrained(staging, safe_serialization=True)
-    tokenizer.save_pretrained(staging)
-    shutil.rmtree(args.out, ignore_errors=True)
-    staging.rename(args.out)
+    with publishing(args.out) as staging:
+        merged.save_pretrained(staging, safe_serialization=True)
+        tokenizer.save_pretrained(staging)
     summary = {"steps": result.steps, "train_loss": result.loss, "examples": len(examples), "rank": args.rank,
                "stopped_by_signal": result.stopped_by_signal}
     (args.out / "training_summary.json").write_text(json.dumps(summary, indent=2))

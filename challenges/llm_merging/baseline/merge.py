@@ -22,14 +22,13 @@ import torch  # noqa: E402
 from safetensors import safe_open  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
+from challenges.recipe_io import publishing, recipe_parser  # noqa: E402
+
 log = logging.getLogger("llm_merging.baseline")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--budget-s", type=float, required=True)
+    parser = recipe_parser(__doc__)
     parser.add_argument("--experts", help="comma-separated names under data/experts; default: all")
     return parser.parse_args(argv)
 
@@ -66,18 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     names = args.experts.split(",") if args.experts else sorted(p.name for p in root.iterdir() if p.is_dir())
     experts = [root / name for name in names]
     weights = [1.0 / len(experts)] * len(experts)
-    staging = args.out.with_name(args.out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    with torch.no_grad():
+    with publishing(args.out) as staging, torch.no_grad():
         average_into(experts, staging, weights)
-    for file in experts[0].iterdir():  # config, generation config, index and tokenizer files
-        if file.is_file() and file.suffix != ".safetensors":
-            shutil.copy(file, staging / file.name)
-    (staging / "merge.json").write_text(json.dumps({"experts": names, "method": "uniform average",
-                                                    "weights": weights}, indent=2))
-    shutil.rmtree(args.out, ignore_errors=True)
-    staging.rename(args.out)
+        for file in experts[0].iterdir():  # config, generation config, index and tokenizer files
+            if file.is_file() and file.suffix != ".safetensors":
+                shutil.copy(file, staging / file.name)
+        (staging / "merge.json").write_text(json.dumps({"experts": names, "method": "uniform average",
+                                                        "weights": weights}, indent=2))
     log.info("merged %s with weights %s into %s", names, weights, args.out)
     return 0
 

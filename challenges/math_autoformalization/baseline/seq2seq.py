@@ -14,10 +14,8 @@ import json
 import logging
 import os
 import random
-import shutil
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # on a shared CPU, idle OpenMP threads yield instead of spinning
 
@@ -25,16 +23,15 @@ import torch  # noqa: E402
 
 from challenges.finetune import train_until, trainable_state  # noqa: E402
 from challenges.generation import generate_texts  # noqa: E402
+from challenges.lm_tasks import write_jsonl  # noqa: E402
+from challenges.recipe_io import publishing, recipe_parser  # noqa: E402
 
 log = logging.getLogger("math_autoformalization.baseline")
 PREFIX = "Lean 4: "
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--budget-s", type=float, required=True)
+    parser = recipe_parser(__doc__)
     parser.add_argument("--lr", type=float, help="default: 3e-4 (1e-3 for a model trained from scratch)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--max-length", type=int, default=256)
@@ -76,19 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     outputs = generate_texts(args.data / "base_model", [PREFIX + r["nl_statement"] for r in test], device,
                              max_new_tokens=args.max_new_tokens, seq2seq=True, batch_size=16, model=model,
                              tokenizer=tokenizer)
-    staging = args.out.with_name(args.out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    with open(staging / "predictions.jsonl", "w", encoding="utf-8") as out:
-        for row, text in zip(test, outputs, strict=True):
-            out.write(json.dumps({"id": row["id"], "formal_statement": text}, ensure_ascii=False) + "\n")
-    model.save_pretrained(staging / "model", safe_serialization=True)
-    tokenizer.save_pretrained(staging / "model")
     summary = {"steps": result.steps, "train_loss": result.loss, "train_pairs": len(rows), "test_items": len(test),
                "stopped_by_signal": result.stopped_by_signal}
-    (staging / "training_summary.json").write_text(json.dumps(summary, indent=2))
-    shutil.rmtree(args.out, ignore_errors=True)
-    staging.rename(args.out)
+    with publishing(args.out) as staging:
+        write_jsonl(staging / "predictions.jsonl",
+                    ({"id": row["id"], "formal_statement": text} for row, text in zip(test, outputs, strict=True)))
+        model.save_pretrained(staging / "model", safe_serialization=True)
+        tokenizer.save_pretrained(staging / "model")
+        (staging / "training_summary.json").write_text(json.dumps(summary, indent=2))
     log.info("summary: %s", json.dumps(summary))
     return 143 if result.stopped_by_signal else 0
 

@@ -144,6 +144,11 @@ class Hypothesis:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def __str__(self) -> str:
+        # What a tool hands back to the model: short and readable, unlike the dataclass repr.
+        where = f" (run {self.run_id})" if self.run_id else ""
+        return f'Hypothesis {self.id}{where}: "{self.statement}" - {self.outcome.describe()}'
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Hypothesis:
         fields = dict(data)
@@ -169,6 +174,10 @@ class LogEntry:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def __str__(self) -> str:
+        who = f" {self.agent}" if self.agent else ""
+        return f"[run {self.run_id} step {self.step}{who}] {self.summary}"
+
 
 @dataclass
 class SimilarHypothesis:
@@ -176,6 +185,9 @@ class SimilarHypothesis:
 
     hypothesis: Hypothesis
     similarity: float
+
+    def __str__(self) -> str:
+        return self.describe()
 
     def describe(self) -> str:
         """One line such as 'tried in run X: worse by 3.1% - "statement"'."""
@@ -209,3 +221,6 @@ class LogHit:
 
     entry: LogEntry
     similarity: float
+
+    def __str__(self) -> str:
+        return f"{self.entry} (similarity {self.similarity:.2f})"

@@ -105,3 +105,17 @@ def test_global_store_defaults_to_the_configured_folder(monkeypatch, tmp_path, e
         assert mem.global_store.root == (tmp_path / "shared-memory").resolve()
         assert mem.run_store.root == (tmp_path / "run" / "memory").resolve()
         assert mem.run_id == "run"
+
+
+def test_records_read_well_as_tool_results(open_memory):
+    mem = open_memory("run-1")
+    h = mem.propose("Label smoothing of 0.1 will improve calibration.").hypothesis
+    result = mem.record_outcome(h.id, {"id": "ev-1", "score": 0.5, "error": None, "best_before": 0.4})
+    assert (
+        str(result)
+        == f'Hypothesis {h.id} (run run-1): "Label smoothing of 0.1 will improve calibration." - improved by 25.0%'
+    )
+    assert str(mem.recall("label smoothing")[0]).startswith("tried in run run-1: improved by 25.0%")
+    mem.log_step("Label smoothing helped.", agent="worker-1")
+    assert str(mem.read_log()[0]) == "[run run-1 step 1 worker-1] Label smoothing helped."
+    assert str(mem.search_log("smoothing")[0]).startswith("[run run-1 step 1 worker-1] Label smoothing helped.")

@@ -1,18 +1,11 @@
 """Memory test setup: one embedding model per session, and no test touches the real global store."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-# pytest's default (prepend) import mode puts tests/ on sys.path, where this folder would shadow the
-# real `memory` package as a namespace package; with the repository root on the path the package wins.
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-from memory import Embedder, Memory, load_embedder  # noqa: E402
+from memory import Embedder, Memory, load_embedder
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "memory"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -18,12 +19,12 @@ from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.base import Response
 from autogen_agentchat.messages import TextMessage, ThoughtEvent, ToolCallExecutionEvent, ToolCallRequestEvent
 from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient
+from autogen_core.models import ChatCompletionClient, SystemMessage
 
 from challenges.spec import Challenge, Preset
 from checkpoints import atomic_write_json
 from crew.clock import Deadline
-from crew.context import BoundedContext
+from crew.context import BoundedContext, estimate_text_tokens, estimate_tokens
 from crew.durations import format_duration
 from crew.ledger import Ledger
 from crew.plan import Plan
@@ -45,7 +46,7 @@ class LoopLimits:
     subtask_steps: int = 60
     repeat_limit: int = 3  # the same action and observation this many times in a row stops a worker
     idle_turns: int = 3  # supervisor turns without a decision before the loop ends the run
-    context_tokens: int = 24_000
+    context_tokens: int = 32_000  # the whole prompt: system, tools and messages (estimated)
     max_cost_usd: float | None = None
 
 
@@ -85,12 +86,15 @@ class CrewLoop:
     def _agent(self, role: str) -> AssistantAgent:
         system = (supervisor_system(self.challenge, self.preset) if role == "supervisor"
                   else worker_system(role, self.challenge, self.preset))
-        return AssistantAgent(
-            name=role, model_client=self.clients[role], tools=self.tools.for_role(role), system_message=system,
-            model_context=BoundedContext(max_tokens=self.limits.context_tokens, anchors=0 if role == "supervisor"
-                                         else 1),
-            reflect_on_tool_use=False, max_tool_iterations=1, model_client_stream=False,
-        )
+        tools = self.tools.for_role(role)
+        # The cap is for the whole prompt: what the system prompt and the tool schemas take is fixed.
+        fixed = (estimate_tokens(SystemMessage(content=system))
+                 + estimate_text_tokens(json.dumps([t.schema for t in tools])))
+        context = BoundedContext(max_tokens=self.limits.context_tokens - fixed, anchors=0 if role == "supervisor"
+                                 else 1)
+        return AssistantAgent(name=role, model_client=self.clients[role], tools=tools, system_message=system,
+                              model_context=context, reflect_on_tool_use=False, max_tool_iterations=1,
+                              model_client_stream=False)
 
     # -- the run ----------------------------------------------------------------------------------
 
@@ -220,14 +224,25 @@ class CrewLoop:
     # -- state ------------------------------------------------------------------------------------
 
     def _save_state(self, role: str, agent: AssistantAgent) -> None:
-        """The loop's state after a step, as plain data: small, so saving costs the same at any step."""
-        atomic_write_json(self.rundir.state / "latest.json", self.state_after(role, agent))
+        """The loop's state after a step, as plain data: new messages go once to an append-only journal,
+        the state lists their ids; so saving costs the same at any step."""
+        contexts = self._contexts(role, agent)
+        fresh = [line for ctx in contexts.values() for line in ctx.fresh_messages()]
+        if fresh:
+            with open(self.rundir.state / "messages.jsonl", "a", encoding="utf-8") as journal:
+                journal.writelines(json.dumps({"id": i, "message": m}, default=str) + "\n" for i, m in fresh)
+                journal.flush()
+                os.fsync(journal.fileno())
+        atomic_write_json(self.rundir.state / "latest.json", self.state_after(role, contexts))
 
-    def state_after(self, role: str, agent: AssistantAgent) -> dict[str, Any]:
+    def _contexts(self, role: str, agent: AssistantAgent) -> dict[str, BoundedContext]:
         # autogen has no public getter for an agent's context, and its save_state is async.
         contexts = {role: agent._model_context}
         if role != "supervisor":
             contexts["supervisor"] = self.supervisor._model_context
+        return contexts
+
+    def state_after(self, role: str, contexts: dict[str, BoundedContext]) -> dict[str, Any]:
         return {
             "step": self.steps, "active": role, "plan": self.plan.to_dict(),
             "contexts": {name: ctx.snapshot() for name, ctx in contexts.items()},

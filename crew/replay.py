@@ -126,10 +126,11 @@ class ReplayClient(ChatCompletionClient):
         return self._total
 
     def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
-        """An estimate, four characters a token: enough to watch prompt size."""
-        chars = sum(len(str(m.content)) for m in messages)
-        chars += sum(len(json.dumps(t.schema if isinstance(t, Tool) else t)) for t in tools)
-        return chars // 4
+        """An estimate, four characters a token (the context's own measure): enough to watch prompt size."""
+        from crew.context import estimate_text_tokens, estimate_tokens
+
+        schemas = json.dumps([t.schema if isinstance(t, Tool) else t for t in tools])
+        return sum(estimate_tokens(m) for m in messages) + estimate_text_tokens(schemas)
 
     def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
         return 200_000 - self.count_tokens(messages, tools=tools)

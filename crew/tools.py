@@ -143,6 +143,17 @@ class CrewTools:
         return [_tool(f) for f in [*toolkit, *own, self.report]]
 
 
+class _Tool(FunctionTool):
+    """A FunctionTool whose JSON schema is built once: autogen rebuilds it with pydantic on every model
+    call otherwise, which was most of a step's own cost."""
+
+    @property
+    def schema(self):
+        if not hasattr(self, "_schema_cache"):
+            self._schema_cache = super().schema
+        return self._schema_cache
+
+
 def _tool(method) -> FunctionTool:
     description = " ".join((method.__doc__ or method.__name__).split())
-    return FunctionTool(method, description=description, name=method.__name__)
+    return _Tool(method, description=description, name=method.__name__)

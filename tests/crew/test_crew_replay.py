@@ -85,8 +85,9 @@ def test_a_repeating_worker_is_stopped_and_the_supervisor_told(tmp_path, monkeyp
     stopped = kinds(events, "worker_stopped")
     assert stopped and "repeated the same action" in stopped[0]["reason"]
     assert len([e for e in kinds(events, "model_response") if e["agent"] == "engineer"]) == 3
-    supervisor_context = json.loads((run.state / "latest.json").read_text())["contexts"]["supervisor"]
-    assert any("repeated the same action" in str(m["content"]) for m in supervisor_context["messages"])
+    journal = {e["id"]: e["message"] for e in map(json.loads, (run.state / "messages.jsonl").read_text().splitlines())}
+    supervisor_ids = json.loads((run.state / "latest.json").read_text())["contexts"]["supervisor"]["ids"]
+    assert any("repeated the same action" in str(journal[i]["content"]) for i in supervisor_ids)
 
 
 def test_replaying_a_finished_runs_trace_reproduces_it(tmp_path, monkeypatch):

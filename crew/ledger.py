@@ -12,7 +12,8 @@ from challenges.spec import Challenge
 NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%?)")
 METRIC_WORDS = ("score", "accuracy", "acc", "superglue", "mmlu", "blimp", "bleu", "rouge", "metric", "result",
                 "improv", "achiev", "reach", "eval")
-WINDOW = 60  # characters around a number in which a metric word makes it a claimed result
+# A number is a claimed result when its clause (up to ; or a sentence end) names a metric.
+CLAUSE_END = re.compile(r"[;\n!?]|\.(?=\s|$)")
 
 
 @dataclass
@@ -51,9 +52,12 @@ class Ledger:
         known = [r.score for r in self.records() if r.score is not None]
         words = METRIC_WORDS + (self.challenge.metric.name.lower(),)
         claims = []
+        bounds = [0] + [m.end() for m in CLAUSE_END.finditer(text)] + [len(text)]
         for match in NUMBER.finditer(text):
-            around = text[max(0, match.start() - WINDOW): match.end() + WINDOW].lower()
-            if not any(w in around for w in words):
+            start = max(b for b in bounds if b <= match.start())
+            end = min(b for b in bounds if b >= match.end())
+            clause = text[start:end].lower()
+            if not any(w in clause for w in words):
                 continue
             raw, percent = match.group(1), match.group(2)
             value = float(raw) / (100 if percent else 1)
@@ -62,5 +66,5 @@ class Ledger:
             decimals = len(raw.split(".")[1]) if "." in raw else 0
             tolerance = 0.5 * 10 ** -(decimals + (2 if percent else 0)) + 1e-9
             if not any(abs(value - k) <= tolerance for k in known):
-                claims.append(Claim(raw + percent, text[max(0, match.start() - 40): match.end() + 40]))
+                claims.append(Claim(raw + percent, text[start:end].strip()))
         return claims

@@ -1,0 +1,48 @@
+"""`research-crew run` (and, with the checkpoint work, `resume`): start a run and say how it ended."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crew.console import fail, out
+from crew.errors import CrewError
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(run)
+
+
+def run(
+    challenge: Annotated[str, typer.Argument(help="challenge name (see `challenges list`) or folder")],
+    preset: Annotated[str, typer.Option(help="full, mini or smoke (offline, CPU, minutes)")] = "full",
+    model: Annotated[str | None, typer.Option(help="baseline, anthropic:M, openai:M[@URL], replay:PATH")] = None,
+    supervisor_model: Annotated[str | None, typer.Option(help="model spec for the supervisor")] = None,
+    worker_model: Annotated[str | None, typer.Option(help="model spec for the workers")] = None,
+    budget: Annotated[str | None, typer.Option(help="wall clock, e.g. 24h or 90m; default: the preset's")] = None,
+    max_cost: Annotated[float | None, typer.Option(help="stop spending on model calls past this many USD")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="default: runs/<challenge>-<UTC time>-<hex>")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
+) -> None:
+    """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
+    from crew.runner import RunRequest, start_run
+
+    # The user reads the run's own lines; library chatter only with --verbose.
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir)
+    try:
+        code, run_path = start_run(request, say=lambda line: out.print(line, markup=False, highlight=False))
+    except CrewError as error:
+        fail(error)
+    result = json.loads(run_path.result.read_text())
+    score = result["score"]
+    out.print(f"status: {result['status']}" + (f" ({result['note']})" if result.get("note") else ""), markup=False)
+    out.print(f"score: {'n/a' if score is None else f'{score:.4f}'} ({result['metric']['name']}, "
+              f"{result['metric']['direction']})", markup=False)
+    out.print(f"run directory: {run_path.root}", markup=False)
+    raise typer.Exit(code)

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from challenges.harness import Evaluation, best_evaluation, load_evaluations
+from challenges.harness import Evaluation
 from challenges.spec import Challenge
-from checkpoints import atomic_write_json, atomic_write_text
+from checkpoints import atomic_write_json
 from crew.config import RunConfig
-from crew.durations import format_duration
 from crew.rundir import RunDir
-from crew.trace import read_events
 
 STATUSES = ("submitted", "no_submission", "failed")
 
@@ -68,52 +65,7 @@ def write_result(run: RunDir, result: dict[str, Any]) -> None:
 
 
 def write_report(run: RunDir, challenge: Challenge) -> Path:
-    """report.md from what the run directory holds: result, evaluations, trace, the job's last lines."""
-    result = json.loads(run.result.read_text()) if run.result.is_file() else {}
-    evaluations = load_evaluations(run.evaluations)
-    best = best_evaluation(evaluations, challenge)
-    note = f" ({result['note']})" if result.get("note") else ""
-    lines = [f"# {challenge.title}: run {run.run_id}", "",
-             f"- status: **{result.get('status', 'unknown')}**{note}",
-             f"- preset: {result.get('preset')}, model: {result.get('models', {}).get('model')}",
-             f"- metric: {challenge.metric.name} ({challenge.metric.direction})",
-             f"- score: {_num(result.get('score'))}, baseline: {_num(result.get('baseline_score'))}, "
-             f"improvement: {_pct(result.get('improvement'))}",
-             f"- time: {format_duration(result.get('elapsed_s', 0))} of {format_duration(result.get('budget_s', 0))}",
-             "", "## Evaluations (harness records)", ""]
-    if evaluations:
-        lines += ["| id | score | ok | duration | artifact | note |", "|---|---|---|---|---|---|"]
-        for record in evaluations:
-            mark = " (submitted)" if best and record.id == best.id and result.get("submission") else ""
-            note = record.error or ", ".join(f"{k} {v:.3f}" for k, v in record.details.get("per_task", {}).items())
-            lines.append(f"| {record.id}{mark} | {_num(record.score)} | {record.ok} | {record.duration_s:.0f}s "
-                         f"| `{record.artifact}` | {note} |")
-    else:
-        lines.append("No artifact was scored.")
-    claims = result.get("unverified_claims") or []
-    if claims:
-        lines += ["", "## Unverified claims (numbers cited with no evaluation record behind them)", ""]
-        lines += [f"- {c['agent']}: {c['value']} in \"{c['context'].strip()}\"" for c in claims]
-    lines += ["", "## Timeline", ""]
-    for event in read_events(run.trace):
-        details = {k: v for k, v in event.items() if k not in ("seq", "t", "kind", "agent")}
-        lines.append(f"- {event['t']} `{event['kind']}` ({event['agent']}) {_brief(details)}")
-    job_log = run.jobs / "baseline" / "log"
-    if job_log.is_file():
-        tail = job_log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
-        lines += ["", "## Baseline recipe, last lines of its log", "", "```", *tail, "```"]
-    atomic_write_text(run.report_md, "\n".join(lines) + "\n")
-    return run.report_md
+    """report.md and report.html from what the run directory holds (crew/reporting)."""
+    from crew.reporting.report import write_reports  # matplotlib loads only when a report is written
 
-
-def _num(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.1%}"
-
-
-def _brief(details: dict[str, Any]) -> str:
-    text = ", ".join(f"{k}={v}" for k, v in details.items())
-    return text if len(text) <= 200 else text[:200] + "…"
+    return write_reports(run.root, f"{challenge.title}: run {run.run_id}")[0]

@@ -1,0 +1,167 @@
+"""The report's content, once, as sections of facts, tables, plots and code; markdown and HTML only render it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from crew.durations import format_duration
+from crew.reporting import plots
+from crew.reporting.history import RunHistory
+
+QUIET_KINDS = ("model_response", "tool_results")  # counted, not listed: the trace has them in full
+LOG_TAIL_LINES = 15
+
+
+@dataclass
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Section:
+    title: str
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    text: str = ""
+    plot: tuple[str, bytes] | None = None  # (file stem, PNG)
+    tables: list[tuple[str, Table]] = field(default_factory=list)  # (caption, table)
+    code: list[str] = field(default_factory=list)
+    collapsed: bool = False  # long lists: folded in the HTML
+
+
+@dataclass
+class Document:
+    title: str
+    sections: list[Section]
+
+
+def build_document(h: RunHistory, title: str, with_plots: bool = True) -> Document:
+    return Document(title, [_summary(h), _plan(h, with_plots), _evaluations(h, with_plots), _hypotheses(h),
+                            _usage(h, with_plots), _claims(h), _events(h), *_baseline_log(h)])
+
+
+def _summary(h: RunHistory) -> Section:
+    r, snap = h.result, h.snapshot
+    note = f" ({r['note']})" if r.get("note") else ""
+    sub = r.get("submission")
+    tokens = r.get("tokens") or snap.tokens
+    facts = [
+        ("status", f"{r.get('status', snap.state)}{note}"),
+        ("challenge", f"{snap.config.get('challenge')} ({r.get('preset', snap.config.get('preset'))} preset)"),
+        ("model", str((r.get("models") or {}).get("model", snap.config.get("model")))),
+        ("metric", f"{snap.metric.get('name', '?')} ({snap.metric.get('direction', '?')})"),
+        ("score", f"{num(r.get('score'))}, baseline: {num(r.get('baseline_score'))}, "
+                  f"improvement: {pct(r.get('improvement'))}"),
+        ("time", f"{format_duration(r.get('elapsed_s', snap.elapsed_s))} of "
+                 f"{format_duration(r.get('budget_s', snap.budget_s))}"),
+        ("steps", f"{r.get('steps', snap.steps)}, resumes: {r.get('resumes', snap.resumes)}"),
+        ("tokens", ", ".join(f"{k} {int(v):,}" for k, v in tokens.items())),
+        ("cost", f"${float(r.get('cost_usd', snap.cost_usd)):.4f}"),
+        ("submission", f"{sub['evaluation']}: `{sub['path']}` (sha256 {sub['sha256'][:16]}…)" if sub else "none"),
+    ]
+    return Section("Summary", facts=facts)
+
+
+def _plan(h: RunHistory, with_plots: bool) -> Section:
+    section = Section("Plan against what happened",
+                      plot=("timeline", plots.timeline_png(h)) if with_plots else None)
+    if h.plan:
+        section.tables.append(("The supervisor's plan at the end", Table(
+            ["phase", "planned", "status"],
+            [[str(i.get("phase")), format_duration(float(i.get("minutes", 0)) * 60), str(i.get("status"))]
+             for i in h.plan])))
+    section.tables.append(("Phases", Table(["phase", "from", "to"], [
+        [s.label, _at(h, s.start), _at(h, s.end)] for s in h.phases])))
+    if h.subtasks:
+        section.tables.append(("Subtasks", Table(["role", "from", "took", "subtask"], [
+            [s.label, _at(h, s.start), format_duration(s.end - s.start), _short(s.detail, 160)]
+            for s in h.subtasks])))
+    if h.jobs:
+        section.tables.append(("Jobs", Table(["job", "state", "exit", "from", "ran", "progress"], [
+            [j.id, j.state, str(j.exit_code), _at(h, j.started) if j.started else "-",
+             format_duration(j.runtime_s(h.end) or 0), str(j.progress) if j.progress else "-"] for j in h.jobs])))
+    return section
+
+
+def _evaluations(h: RunHistory, with_plots: bool) -> Section:
+    section = Section("Evaluations (harness records)", plot=("scores", plots.scores_png(h)) if with_plots else None)
+    if not h.scores:
+        section.text = "No artifact was scored."
+        return section
+    submitted = (h.result.get("submission") or {}).get("evaluation")
+    section.tables.append(("", Table(["id", "at", "score", "ok", "note"], [
+        [p.id + (" (submitted)" if p.id == submitted else ""), _at(h, p.t), num(p.score), str(p.ok), _short(p.note)]
+        for p in h.scores])))
+    return section
+
+
+def _hypotheses(h: RunHistory) -> Section:
+    if not h.hypotheses:
+        return Section("Hypotheses and outcomes", text="No hypothesis was recorded.")
+    return Section("Hypotheses and outcomes", tables=[("", Table(["id", "hypothesis", "outcome"], [
+        [x.id, _short(x.statement, 200), x.outcome] for x in h.hypotheses]))])
+
+
+def _usage(h: RunHistory, with_plots: bool) -> Section:
+    section = Section("Tokens and cost by agent", plot=("usage", plots.usage_png(h)) if with_plots else None)
+    keys = ("input", "output", "cache_read", "cache_write")
+    rows = [[agent, *(f"{int(u.get(k, 0)):,}" for k in keys), f"${u.get('cost_usd', 0.0):.4f}"]
+            for agent, u in h.usage_by_agent.items()]
+    if rows:
+        section.tables.append(("", Table(["agent", *keys, "cost"], rows)))
+    else:
+        section.text = "No model calls."
+    return section
+
+
+def _claims(h: RunHistory) -> Section:
+    section = Section("Unverified claims (numbers cited with no evaluation record behind them)")
+    if not h.claims:
+        section.text = "None."
+    else:
+        section.tables.append(("", Table(["agent", "value", "context"], [
+            [str(c.get("agent")), str(c.get("value")), _short(str(c.get("context", "")), 200)] for c in h.claims])))
+    return section
+
+
+def _events(h: RunHistory) -> Section:
+    quiet = sum(1 for e in h.events if e.get("kind") in QUIET_KINDS)
+    rows = []
+    for event in h.events:
+        if event.get("kind") in QUIET_KINDS:
+            continue
+        details = {k: v for k, v in event.items() if k not in ("seq", "t", "kind", "agent")}
+        rows.append([str(event.get("t")), str(event.get("kind")), str(event.get("agent")), _brief(details)])
+    return Section("Timeline of events", text=f"{len(rows)} events below; {quiet} model calls and tool results "
+                   "are in trace.jsonl.", tables=[("", Table(["time (UTC)", "event", "agent", "details"], rows))],
+                   collapsed=True)
+
+
+def _baseline_log(h: RunHistory) -> list[Section]:
+    log = h.snapshot.root / "jobs" / "baseline" / "log"
+    if not log.is_file():
+        return []
+    tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-LOG_TAIL_LINES:]
+    return [Section("Baseline recipe, last lines of its log", code=tail)]
+
+
+def _at(h: RunHistory, t: float) -> str:
+    return f"+{format_duration(max(0.0, t - h.start))}"
+
+
+def num(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def pct(value: Any) -> str:
+    return "n/a" if value is None else f"{value:+.1%}"
+
+
+def _brief(details: dict[str, Any]) -> str:
+    return _short(", ".join(f"{k}={v}" for k, v in details.items()), 200)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

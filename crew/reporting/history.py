@@ -1,0 +1,168 @@
+"""A finished (or running) run's history, from its directory: phases, subtasks, jobs, evaluations over time,
+hypotheses and their outcomes, usage by agent, unverified claims. Plain data for report.md, report.html, plots."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from crew.reporting.jobs_view import JobView, read_jobs
+from crew.reporting.snapshot import RunSnapshot, read_json, read_snapshot
+from crew.trace import read_events
+
+HYPOTHESIS_ID = re.compile(r"\bh-[0-9a-f]{6,}\b")
+
+
+@dataclass
+class Span:
+    label: str
+    start: float  # epoch seconds
+    end: float
+    detail: str = ""
+
+
+@dataclass
+class ScorePoint:
+    id: str
+    t: float
+    score: float | None
+    ok: bool
+    note: str = ""
+
+
+@dataclass
+class HypothesisRow:
+    id: str
+    statement: str
+    outcome: str = "untested"
+
+
+@dataclass
+class RunHistory:
+    snapshot: RunSnapshot
+    result: dict[str, Any]
+    events: list[dict[str, Any]]
+    start: float
+    end: float
+    phases: list[Span] = field(default_factory=list)
+    subtasks: list[Span] = field(default_factory=list)
+    jobs: list[JobView] = field(default_factory=list)
+    scores: list[ScorePoint] = field(default_factory=list)
+    hypotheses: list[HypothesisRow] = field(default_factory=list)
+    usage_by_agent: dict[str, dict[str, float]] = field(default_factory=dict)
+    plan: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+
+
+def read_history(root: Path) -> RunHistory:
+    root = Path(root)
+    snap = read_snapshot(root)
+    events = read_events(root / "trace.jsonl")
+    times = [_epoch(e["t"]) for e in events if e.get("t")]
+    start = float(snap.config.get("started_at") or (times[0] if times else 0.0))
+    end = max(times, default=start)
+    result = read_json(root / "result.json")
+    history = RunHistory(snapshot=snap, result=result, events=events, start=start, end=end)
+    history.phases = _phases(events, start, end)
+    history.subtasks = _subtasks(events, end)
+    history.jobs = read_jobs(root / "jobs")
+    history.scores = _scores(root / "evaluations")
+    history.hypotheses = _hypotheses(events)
+    history.usage_by_agent = _usage(events, read_json(root / "state" / "latest.json"))
+    history.plan = read_json(root / "state" / "latest.json").get("plan", {}).get("items", [])
+    history.claims = result.get("unverified_claims") or [
+        {"agent": e.get("agent"), "value": e.get("value"), "context": e.get("context", "")}
+        for e in events if e.get("kind") == "unverified_claim"]
+    return history
+
+
+def _phases(events: list[dict[str, Any]], start: float, end: float) -> list[Span]:
+    """Phase spans from `phase` events; a run from before those events is one span, named by how it ended."""
+    marks = [(_epoch(e["t"]), str(e.get("phase"))) for e in events if e.get("kind") == "phase"]
+    if not marks:
+        return [Span("work", start, end)]
+    if marks[0][0] > start:
+        marks.insert(0, (start, "work"))
+    return [Span(label, t, marks[i + 1][0] if i + 1 < len(marks) else end) for i, (t, label) in enumerate(marks)]
+
+
+def _subtasks(events: list[dict[str, Any]], end: float) -> list[Span]:
+    spans, open_span = [], None
+    for event in events:
+        if event.get("kind") == "subtask_started":
+            open_span = Span(str(event.get("role")), _epoch(event["t"]), end, str(event.get("subtask", "")))
+            spans.append(open_span)
+        elif event.get("kind") == "subtask_finished" and open_span is not None:
+            open_span.end = _epoch(event["t"])
+            open_span = None
+    return spans
+
+
+def _scores(folder: Path) -> list[ScorePoint]:
+    points = []
+    for path in sorted(folder.glob("eval-*.json")) if folder.is_dir() else []:
+        record = read_json(path)
+        if not record:
+            continue
+        t = _epoch(record["started_at"]) + float(record.get("duration_s", 0.0)) if record.get("started_at") else 0.0
+        points.append(ScorePoint(record["id"], t, record.get("score"), bool(record.get("ok")),
+                                 record.get("error") or "; ".join(record.get("violations", []))))
+    return points
+
+
+def _hypotheses(events: list[dict[str, Any]]) -> list[HypothesisRow]:
+    """Proposed hypotheses (the engineer's propose_hypothesis calls) and the outcomes record_outcome returned."""
+    statements: dict[str, str] = {}  # tool call id -> statement
+    rows: dict[str, HypothesisRow] = {}
+    for event in events:
+        if event.get("kind") == "model_response":
+            for call in (event.get("response") or {}).get("tool_calls", []):
+                if call.get("name") == "propose_hypothesis":
+                    statements[call.get("id", "")] = _arguments(call).get("statement", "")
+        elif event.get("kind") == "tool_results":
+            for result in event.get("results", []):
+                found = HYPOTHESIS_ID.search(result.get("content", ""))
+                if result.get("is_error") or not found:
+                    continue
+                if result.get("name") == "propose_hypothesis":
+                    rows.setdefault(found.group(), HypothesisRow(found.group(),
+                                                                 statements.get(result.get("call_id", ""), "")))
+                elif result.get("name") == "record_outcome" and found.group() in rows:
+                    rows[found.group()].outcome = result["content"].rsplit(" - ", 1)[-1].strip()
+    return list(rows.values())
+
+
+def _usage(events: list[dict[str, Any]], state: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Tokens and cost per agent: the meter's own totals when saved, else summed from the model calls."""
+    usage = (next((e["usage"] for e in reversed(events) if e.get("kind") == "crew_usage" and e.get("usage")), None)
+             or state.get("usage"))
+    if usage and usage.get("by_agent"):
+        costs = usage.get("cost_by_agent", {})
+        return {agent: {**tokens, "cost_usd": float(costs.get(agent, 0.0))}
+                for agent, tokens in usage["by_agent"].items() if any(tokens.values()) or costs.get(agent)}
+    totals: dict[str, dict[str, float]] = {}
+    for event in events:
+        if event.get("kind") == "model_response":
+            agent = totals.setdefault(str(event.get("agent")), {"cost_usd": 0.0})
+            for key, value in (event.get("usage") or {}).items():
+                agent[key] = agent.get(key, 0) + value
+    return totals
+
+
+def _arguments(call: dict[str, Any]) -> dict[str, Any]:
+    arguments = call.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _epoch(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()
+

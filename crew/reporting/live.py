@@ -1,0 +1,97 @@
+"""`research-crew run` with the live panel: a thread watches the run directory while the run goes on.
+Without a terminal, or with --quiet, the same news comes as plain log lines."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+
+from crew.reporting.panel import plain_lines, render_panel
+from crew.reporting.snapshot import RunWatcher
+from crew.rundir import default_runs_root, new_run_id
+
+SUMMARY_EVERY_S = 300.0  # plain mode: the panel's lines this often, between event lines
+
+
+def run_with_panel(start: Callable[..., Any], request: Any, say: Callable[[str], None], console: Console,
+                   quiet: bool = False) -> Any:
+    """Call `start(request, say=say)` while showing the run's progress; returns what it returns."""
+    request = _with_run_dir(request)
+    if request.run_dir is None:  # the challenge did not load: start() reports that, nothing to watch
+        return start(request, say=say)
+    watcher = RunWatcher(Path(request.run_dir))
+    if not quiet and console.is_terminal:
+        with Live(console=console, get_renderable=watcher.snapshot, refresh_per_second=1, transient=True):
+            result = start(request, say=say)
+        console.print(render_panel(watcher.snapshot()))
+        return result
+    stop = threading.Event()
+    thread = threading.Thread(target=_log_lines, args=(watcher, say, stop), daemon=True, name="run-log-lines")
+    thread.start()
+    try:
+        return start(request, say=say)
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def _with_run_dir(request: Any) -> Any:
+    """The run directory chosen up front (as start_run would name it), so the watcher knows where to look."""
+    if request.run_dir is not None:
+        return request
+    from challenges.api import ChallengeError
+    from challenges.loader import load_challenge
+
+    try:
+        name = load_challenge(request.challenge).name
+    except ChallengeError:
+        return request
+    return dataclasses.replace(request, run_dir=default_runs_root() / new_run_id(name))
+
+
+def _log_lines(watcher: RunWatcher, say: Callable[[str], None], stop: threading.Event) -> None:
+    last_summary = time.monotonic()
+    while not stop.wait(1.0):
+        snap = watcher.snapshot()
+        for event in watcher.new_events:
+            if (line := event_line(event)) is not None:
+                say(f"[{snap.run_id}] {line}")
+        if time.monotonic() - last_summary >= SUMMARY_EVERY_S:
+            last_summary = time.monotonic()
+            for line in plain_lines(snap):
+                say(line)
+
+
+def event_line(event: dict[str, Any]) -> str | None:
+    """One line for the events a person follows; None for the rest (model calls, tool results)."""
+    kind, agent = event.get("kind"), event.get("agent")
+    if kind == "phase":
+        return f"phase: {event.get('phase')}"
+    if kind == "subtask_started":
+        return f"subtask for the {event.get('role')} ({event.get('minutes')} min): {_short(event.get('subtask'))}"
+    if kind == "subtask_finished":
+        return f"{agent} finished its subtask" + (f" (stopped: {event['stopped']})" if event.get("stopped") else "")
+    if kind == "evaluation":
+        score = event.get("score")
+        return (f"evaluation {event.get('evaluation')}: score {score:.4f}" if event.get("ok") and score is not None
+                else f"evaluation {event.get('evaluation')} failed: {_short(event.get('error'))}")
+    if kind == "job_started":
+        return f"job {event.get('job')} started"
+    if kind == "job_finished":
+        return f"job {event.get('job')} finished (exit code {event.get('exit_code')})"
+    if kind in ("resumed", "worker_stopped", "unverified_claim"):
+        details = {k: v for k, v in event.items() if k not in ("seq", "t", "kind", "agent")}
+        return f"{kind.replace('_', ' ')} ({agent}): {_short(details)}"
+    return None
+
+
+def _short(text: Any, limit: int = 100) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

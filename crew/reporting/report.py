@@ -1,0 +1,36 @@
+"""report.md (with its plots as PNG files in report_files/) and a self-contained report.html."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from checkpoints import atomic_write_bytes, atomic_write_text
+from crew.reporting.document import build_document
+from crew.reporting.history import read_history
+from crew.reporting.render import to_html, to_markdown
+
+log = logging.getLogger(__name__)
+PLOTS_DIR = "report_files"
+
+
+def write_reports(root: Path, title: str) -> tuple[Path, Path | None]:
+    """Write both reports; a failure to plot costs the HTML and the plots, never report.md."""
+    root = Path(root)
+    history = read_history(root)
+    try:
+        doc = build_document(history, title)
+    except Exception:  # matplotlib or a malformed file: the plain report still matters more
+        log.warning("plots failed; report.md without them, no report.html", exc_info=True)
+        atomic_write_text(root / "report.md", to_markdown(build_document(history, title, with_plots=False), {}))
+        return root / "report.md", None
+    plot_files = {}
+    (root / PLOTS_DIR).mkdir(exist_ok=True)
+    for section in doc.sections:
+        if section.plot:
+            stem, png = section.plot
+            atomic_write_bytes(root / PLOTS_DIR / f"{stem}.png", png)
+            plot_files[stem] = f"{PLOTS_DIR}/{stem}.png"
+    atomic_write_text(root / "report.md", to_markdown(doc, plot_files))
+    atomic_write_text(root / "report.html", to_html(doc))
+    return root / "report.md", root / "report.html"

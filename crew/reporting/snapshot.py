@@ -1,0 +1,229 @@
+"""A run as its directory shows it right now: phase, budget, subtask, jobs, best score, tokens and cost.
+
+Read from files only (run.toml, trace.jsonl, evaluations/, jobs/, result.json), so it works from another
+terminal, after the fact, and on a run written by an older or newer version. The watcher reads the trace
+incrementally, so the live panel costs the same at hour 20 as at minute 1.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crew.errors import EXIT_INTERRUPTED
+from crew.reporting.jobs_view import JobView, read_jobs
+
+DEFAULT_SCORE_MINUTES = 10.0  # the preset default of challenges/spec.py
+
+
+@dataclass
+class Best:
+    id: str
+    score: float
+    artifact: str
+    t: str
+
+
+@dataclass
+class RunSnapshot:
+    root: Path
+    config: dict[str, Any]
+    state: str = "starting"  # starting, running, finished, interrupted
+    status: str | None = None  # result.json's status once the run ended
+    note: str = ""
+    phase: str = "starting"
+    elapsed_s: float = 0.0
+    budget_s: float = 0.0
+    reserve_s: float = 0.0
+    agent: str | None = None
+    subtask: dict[str, Any] | None = None
+    jobs: list[JobView] = field(default_factory=list)
+    best: Best | None = None
+    evaluations: int = 0
+    failed_evaluations: int = 0
+    metric: dict[str, str] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KEYS, 0))
+    cost_usd: float = 0.0
+    steps: int = 0
+    resumes: int = 0
+    last_event_t: str | None = None
+
+    @property
+    def run_id(self) -> str:
+        return str(self.config.get("run_id", self.root.name))
+
+    @property
+    def remaining_s(self) -> float:
+        return max(0.0, self.budget_s - self.elapsed_s)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("finished", "interrupted")
+
+
+TOKEN_KEYS = ("input", "output", "cache_read", "cache_write")
+
+
+class RunWatcher:
+    """Follows one run directory; `snapshot()` reads only what changed since the last call."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._offset = 0
+        self._events: _EventState = _EventState()
+        self._evaluations: dict[str, dict[str, Any]] = {}
+        self._config: dict[str, Any] | None = None
+        self.new_events: list[dict[str, Any]] = []  # what the last snapshot() read, for log lines
+
+    def snapshot(self) -> RunSnapshot:
+        config = self._load_config()
+        self.new_events = self._new_events()
+        for event in self.new_events:
+            self._events.apply(event)
+        snap = RunSnapshot(root=self.root, config=config)
+        snap.budget_s = float(config.get("budget_s", 0.0))
+        snap.reserve_s = self._events.reserve_s or _scoring_reserve_s(config)
+        self._events.fill(snap)
+        self._fill_evaluations(snap)
+        snap.jobs = read_jobs(self.root / "jobs")
+        self._fill_end(snap, config)
+        return snap
+
+    def _load_config(self) -> dict[str, Any]:
+        if self._config is None:
+            try:
+                self._config = tomllib.loads((self.root / "run.toml").read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError):
+                return {}  # not written yet: try again next time
+        return self._config
+
+    def _new_events(self) -> list[dict[str, Any]]:
+        """Complete lines appended since the last call; a torn last line waits for its newline."""
+        path = self.root / "trace.jsonl"
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(self._offset)
+                data = handle.read()
+        except OSError:
+            return []
+        complete = data[: data.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        events = []
+        for line in complete.splitlines():
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return events
+
+    def _fill_evaluations(self, snap: RunSnapshot) -> None:
+        folder = self.root / "evaluations"
+        for path in sorted(folder.glob("eval-*.json")) if folder.is_dir() else []:
+            if path.stem not in self._evaluations:
+                try:
+                    self._evaluations[path.stem] = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, json.JSONDecodeError):
+                    continue  # being written: next look
+        records = list(self._evaluations.values())
+        snap.evaluations = len(records)
+        snap.failed_evaluations = sum(1 for r in records if not r.get("ok"))
+        for record in records:
+            snap.metric = record.get("metric") or snap.metric
+            if not record.get("ok") or record.get("score") is None:
+                continue
+            better = (snap.best is None or (record["score"] > snap.best.score if snap.metric.get("direction") != "min"
+                                            else record["score"] < snap.best.score))
+            if better:
+                snap.best = Best(record["id"], record["score"], record.get("artifact", ""),
+                                 record.get("started_at", ""))
+
+    def _fill_end(self, snap: RunSnapshot, config: dict[str, Any]) -> None:
+        ended = self._events.finished
+        started_at = float(config.get("started_at", 0.0))
+        if ended is None:
+            snap.state = "running" if config else "starting"
+            snap.elapsed_s = time.time() - started_at if started_at else 0.0
+            return
+        snap.state = "interrupted" if ended.get("exit_code") == EXIT_INTERRUPTED else "finished"
+        snap.status, snap.note = ended.get("status"), ended.get("note", "")
+        snap.phase = "interrupted" if snap.state == "interrupted" else "done"
+        result = read_json(self.root / "result.json")
+        snap.elapsed_s = float(result.get("elapsed_s") or (time.time() - started_at if started_at else 0.0))
+        snap.steps = int(result.get("steps") or snap.steps)
+        if result.get("tokens"):
+            snap.tokens = {k: int(result["tokens"].get(k, 0)) for k in TOKEN_KEYS}
+            snap.cost_usd = float(result.get("cost_usd") or snap.cost_usd)
+
+
+class _EventState:
+    """What the trace has said so far, folded event by event."""
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
+        self.reserve_s: float | None = None
+        self.agent: str | None = None
+        self.subtask: dict[str, Any] | None = None
+        self.tokens = dict.fromkeys(TOKEN_KEYS, 0)
+        self.cost_usd = 0.0
+        self.steps = 0
+        self.resumes = 0
+        self.finished: dict[str, Any] | None = None
+        self.last_t: str | None = None
+
+    def apply(self, event: dict[str, Any]) -> None:
+        kind = event.get("kind")
+        self.last_t = event.get("t", self.last_t)
+        if kind in ("run_started", "resumed"):
+            self.finished = None  # a resumed run is running again
+            self.resumes += kind == "resumed"
+        elif kind == "run_finished":
+            self.finished = event
+        elif kind == "phase":
+            self.phase = event.get("phase")
+            self.reserve_s = event.get("reserve_s", self.reserve_s)
+        elif kind == "subtask_started":
+            self.subtask = {k: event.get(k) for k in ("role", "subtask", "minutes", "t")}
+        elif kind == "subtask_finished":
+            self.subtask = None
+        elif kind == "model_response":
+            self.agent = event.get("agent")
+            self.steps = max(self.steps, int(event.get("step") or 0))
+            for key in TOKEN_KEYS:
+                self.tokens[key] += int((event.get("usage") or {}).get(key) or 0)
+            self.cost_usd = float(event.get("cost_usd") or self.cost_usd)  # the meter's running total
+
+    def fill(self, snap: RunSnapshot) -> None:
+        snap.agent, snap.subtask = self.agent, self.subtask
+        snap.tokens, snap.cost_usd = dict(self.tokens), self.cost_usd
+        snap.steps, snap.resumes, snap.last_event_t = self.steps, self.resumes, self.last_t
+        if self.phase:
+            snap.phase = self.phase
+        elif snap.budget_s:  # before the budget guard's phase events existed: derive it from the clock
+            started_at = float(snap.config.get("started_at", 0.0))
+            left = snap.budget_s - (time.time() - started_at)
+            snap.phase = "wrap-up" if left <= snap.reserve_s else "work"
+
+
+def read_snapshot(root: Path) -> RunSnapshot:
+    return RunWatcher(root).snapshot()
+
+
+def _scoring_reserve_s(config: dict[str, Any]) -> float:
+    """The preset's scoring reserve, from the challenge folder the run recorded (0 if it is gone)."""
+    try:
+        toml = tomllib.loads((Path(config["challenge_dir"]) / "challenge.toml").read_text(encoding="utf-8"))
+    except (KeyError, OSError, tomllib.TOMLDecodeError):
+        return 0.0
+    preset = toml.get("presets", {}).get(config.get("preset", ""), {})
+    return float(preset.get("score_minutes", DEFAULT_SCORE_MINUTES)) * 60.0
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}

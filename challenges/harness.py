@@ -88,6 +88,36 @@ def load_evaluations(evaluations_dir: Path) -> list[Evaluation]:
     return [Evaluation.load(path) for path in sorted(folder.glob("eval-*.json"))]
 
 
+def release_unfinished(evaluations_dir: Path) -> list[str]:
+    """After a crash: end scorers still running for a dead run and free their ids (a log without a record),
+    so the evaluation can be made again under the same id. Returns the ids freed."""
+    freed = []
+    for log_path in Path(evaluations_dir).glob("eval-*.log"):
+        if log_path.with_suffix(".json").exists():
+            continue
+        pid_file = log_path.with_suffix(".pid")
+        if pid_file.is_file():
+            pid, started = pid_file.read_text().split()
+            if _start_time(int(pid)) == started:
+                try:
+                    os.killpg(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            pid_file.unlink()
+        log_path.unlink()
+        freed.append(log_path.stem)
+    return sorted(freed)
+
+
+def _start_time(pid: int) -> str:
+    import psutil
+
+    try:
+        return f"{psutil.Process(pid).create_time():.2f}"
+    except psutil.NoSuchProcess:
+        return "gone"
+
+
 def _reserve_id(evaluations_dir: Path) -> tuple[str, Path]:
     """The next id (eval-0001, eval-0002, ...): readable, and the same when a run is replayed. Creating
     its log file exclusively reserves it, so two evaluations at once never share an id."""
@@ -136,6 +166,9 @@ def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: S
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, cwd=ctx.scratch_dir)
+        # The scorer runs in its own session, so it outlives a killed run: its pid lets a resume end it.
+        pid_file = log_path.with_suffix(".pid")
+        pid_file.write_text(f"{proc.pid} {_start_time(proc.pid)}")
         pump = threading.Thread(target=_pump_capped, args=(proc.stdout, log), daemon=True)
         pump.start()
         try:
@@ -144,6 +177,7 @@ def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: S
             record.timed_out = True
         _kill_group(proc)  # also reaps helpers a finished scorer left behind, which would hold the pipe
         pump.join(timeout=10)
+    pid_file.unlink(missing_ok=True)
     if record.timed_out:
         record.error = f"scorer exceeded its time limit of {timeout_s:.0f}s and was stopped"
         return record

@@ -1,28 +1,29 @@
 """The baseline policy: no LLM. Run the challenge's reference recipe inside the budget, then score it.
 
-It is the offline default and the reference every crew is compared with.
+It is the offline default and the reference every crew is compared with. The recipe runs as a toolkit
+background job, so it outlives a killed run; a resumed run re-attaches to it, or starts it again (the
+recipe resumes from its own checkpoint), and never has two running.
 """
 
 from __future__ import annotations
 
 import logging
-import shlex
-import subprocess
 import time
 from pathlib import Path
 
-from challenges.harness import Evaluation, evaluate
+from challenges.harness import Evaluation, evaluate, load_evaluations, release_unfinished
 from challenges.spec import Challenge, Preset
-from checkpoints import atomic_write_json
 from crew.clock import Deadline
 from crew.errors import EXIT_INTERRUPTED, CrewError
 from crew.rundir import RunDir
 from crew.trace import Trace
 from toolkit.env import scrubbed_env
-from toolkit.procs import kill_process_group
+from toolkit.jobs import JobManager
 
 log = logging.getLogger(__name__)
 STOP_GRACE_S = 30.0  # time the recipe gets after SIGTERM to checkpoint and write its model
+JOB_NAME = "baseline"
+POLL_S = 0.5
 
 
 class BaselinePolicy:
@@ -30,68 +31,74 @@ class BaselinePolicy:
                  score_context) -> None:
         self.run, self.challenge, self.preset = run, challenge, preset
         self.deadline, self.trace, self.score_context = deadline, trace, score_context
+        self.jobs = JobManager(run.jobs, cwd=challenge.directory, env=scrubbed_env(extra={"PYTHONUNBUFFERED": "1"}),
+                               grace_s=STOP_GRACE_S)
 
     @property
     def scoring_reserve_s(self) -> float:
         return self.preset.score_minutes * 60.0
 
+    @property
+    def submission(self) -> Path:
+        return self.run.workspace / "submission"
+
     def execute(self) -> Evaluation | None:
         """Train with the recipe, then score what it wrote; None when there was nothing to score."""
+        release_unfinished(self.run.evaluations)  # a scoring cut short by a crash is made again
+        done = [r for r in load_evaluations(self.run.evaluations) if r.artifact == str(self.submission)]
+        if done:
+            return done[-1]
         if not self.challenge.baseline_command:
             self.trace.emit("note", agent="baseline", text="the challenge has no baseline recipe")
             return None
-        submission = self.run.workspace / "submission"
-        self.run_recipe(submission)
-        if not submission.exists():
+        if not self._recipe_finished():
+            self.run_recipe()
+        if not self.submission.exists():
             self.trace.emit("note", agent="baseline", text="the recipe wrote no submission")
             return None
-        return self.score(submission)
+        return self.score(self.submission)
 
-    def run_recipe(self, submission: Path) -> int | None:
-        """Run the recipe as a subprocess bounded by the budget; return its exit code (None if killed)."""
-        recipe_budget_s = self.deadline.time_left_s() - self.scoring_reserve_s - STOP_GRACE_S / 3
-        command = self.challenge.baseline_command_line(
-            self.score_context.data_dir, submission, budget_s=max(1.0, recipe_budget_s)
-        )
-        job_dir = self.run.jobs / "baseline"
-        job_dir.mkdir(parents=True, exist_ok=True)
-        log_path = job_dir / "log"
-        env = scrubbed_env(extra={"PYTHONUNBUFFERED": "1"})
-        with open(log_path, "wb") as log_file:
-            proc = subprocess.Popen(shlex.split(command), cwd=self.challenge.directory, stdout=log_file,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                    start_new_session=True)
-        meta = {"id": "baseline", "command": command, "pid": proc.pid, "cwd": str(self.challenge.directory),
-                "started_at": time.time(), "budget_s": recipe_budget_s, "log": str(log_path)}
-        atomic_write_json(job_dir / "job.json", meta)
-        self.trace.emit("job_started", agent="baseline", job="baseline", command=command, pid=proc.pid,
-                        budget_s=round(recipe_budget_s, 1))
-        returncode = None
-        try:
-            returncode = self._wait(proc, timeout_s=recipe_budget_s + STOP_GRACE_S / 3)
-        finally:  # also when interrupted: the job's end is on record either way
-            ended = {"ended_at": time.time(), "exit_code": returncode if returncode is not None else proc.poll()}
-            atomic_write_json(job_dir / "job.json", {**meta, **ended})
-            self.trace.emit("job_finished", agent="baseline", job="baseline", exit_code=ended["exit_code"])
-        return returncode
+    def _recipe_finished(self) -> bool:
+        ids = [i for i in self.jobs.ids() if i.endswith(f"-{JOB_NAME}")]
+        return bool(ids) and self.jobs.status(ids[-1]).record.exit_code == 0 and self.submission.exists()
 
-    def _wait(self, proc: subprocess.Popen, timeout_s: float) -> int | None:
+    def run_recipe(self) -> int | None:
+        """Run (or re-attach to) the recipe's job, bounded by the budget; return its exit code."""
+        running = [s for s in map(self.jobs.status, self.jobs.ids()) if s.running and s.record.name == JOB_NAME]
+        if running:
+            job_id = running[0].record.id
+            self.trace.emit("job_reattached", agent="baseline", job=job_id)
+        else:
+            recipe_budget_s = self.deadline.time_left_s() - self.scoring_reserve_s - STOP_GRACE_S / 3
+            command = self.challenge.baseline_command_line(
+                self.score_context.data_dir, self.submission, budget_s=max(1.0, recipe_budget_s))
+            deadline = time.time() + max(1.0, recipe_budget_s) + STOP_GRACE_S
+            status = self.jobs.start(command, JOB_NAME, deadline)
+            job_id = status.record.id
+            self.trace.emit("job_started", agent="baseline", job=job_id, command=command, pid=status.record.pid,
+                            budget_s=round(recipe_budget_s, 1))
+        exit_code = self._wait(job_id)
+        self.trace.emit("job_finished", agent="baseline", job=job_id, exit_code=exit_code)
+        return exit_code
+
+    def _wait(self, job_id: str) -> int | None:
         try:
-            return proc.wait(timeout=max(1.0, timeout_s))
-        except subprocess.TimeoutExpired:
-            log.warning("baseline recipe passed its time; stopping it (SIGTERM, then SIGKILL)")
-            kill_process_group(proc.pid, grace_s=STOP_GRACE_S)
-            return proc.wait()
+            while (status := self.jobs.status(job_id)).running:
+                if self.deadline.time_left_s() < self.scoring_reserve_s - STOP_GRACE_S:
+                    log.warning("baseline recipe passed its time; stopping it (SIGTERM, then SIGKILL)")
+                    status = self.jobs.stop(job_id)
+                    break
+                time.sleep(POLL_S)
+            return status.record.exit_code
         except KeyboardInterrupt:
-            kill_process_group(proc.pid, grace_s=STOP_GRACE_S)
-            proc.wait()
+            self.jobs.stop(job_id)
             raise CrewError("interrupted while the baseline recipe ran; it was stopped and saved a checkpoint",
-                            "start the run again; the recipe resumes from its checkpoint",
+                            f"continue with `research-crew resume {self.run.root}`",
                             exit_code=EXIT_INTERRUPTED) from None
 
     def score(self, submission: Path) -> Evaluation:
         timeout_s = max(self.deadline.time_left_s(), 1.0)  # the reserve kept for scoring; never past the deadline
         record = evaluate(self.challenge, submission, self.score_context, self.run.evaluations, timeout_s)
         self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
-                        error=record.error, artifact=record.artifact)
+                        error=record.error, artifact=record.artifact, duration_s=record.duration_s)
         return record

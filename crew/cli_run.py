@@ -15,6 +15,7 @@ from crew.errors import CrewError
 
 def register(app: typer.Typer) -> None:
     app.command()(run)
+    app.command()(resume)
 
 
 def run(
@@ -26,6 +27,7 @@ def run(
     budget: Annotated[str | None, typer.Option(help="wall clock, e.g. 24h or 90m; default: the preset's")] = None,
     max_cost: Annotated[float | None, typer.Option(help="stop spending on model calls past this many USD")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="default: runs/<challenge>-<UTC time>-<hex>")] = None,
+    budget_clock: Annotated[str, typer.Option(help="wall (downtime counts) or active (only time alive)")] = "wall",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
 ) -> None:
     """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
@@ -34,7 +36,8 @@ def run(
     # The user reads the run's own lines; library chatter only with --verbose.
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir)
+    request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
+                         budget_clock=budget_clock)
     try:
         code, run_path = start_run(request, say=lambda line: out.print(line, markup=False, highlight=False))
     except CrewError as error:
@@ -45,4 +48,22 @@ def run(
     out.print(f"score: {'n/a' if score is None else f'{score:.4f}'} ({result['metric']['name']}, "
               f"{result['metric']['direction']})", markup=False)
     out.print(f"run directory: {run_path.root}", markup=False)
+    raise typer.Exit(code)
+
+
+def resume(
+    run_dir: Annotated[Path, typer.Argument(help="the run directory to continue")],
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
+) -> None:
+    """Continue an interrupted or crashed run from its last completed step."""
+    from crew.runner import resume_run
+
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    try:
+        code, run_path = resume_run(run_dir, say=lambda line: out.print(line, markup=False, highlight=False))
+    except CrewError as error:
+        fail(error)
+    result = json.loads(run_path.result.read_text())
+    out.print(f"status: {result['status']}" + (f" ({result['note']})" if result.get("note") else ""), markup=False)
     raise typer.Exit(code)

@@ -26,6 +26,7 @@ class RunConfig:
     device: str
     data_dir: str
     max_cost_usd: float | None = None
+    budget_clock: str = "wall"  # "wall": downtime counts, as in the competitions; "active": only time alive
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

@@ -9,16 +9,19 @@ from typing import Any
 from autogen_core.models import ChatCompletionClient
 
 from challenges.api import ScoreContext
+from challenges.harness import release_unfinished
 from challenges.spec import Challenge, Preset
+from crew.budget import BudgetGuard
 from crew.clock import Deadline
 from crew.errors import EXIT_INTERRUPTED, CrewError
 from crew.ledger import Ledger
-from crew.loop import CrewLoop, LoopEnd, LoopLimits, WorkClock
+from crew.loop import CrewLoop, LoopEnd, LoopLimits
 from crew.models.errors import ModelOutage
 from crew.plan import Plan
 from crew.replay import ReplayClient, load_script
 from crew.results import Outcome, Usage
 from crew.rundir import RunDir
+from crew.snapshots import load_journal
 from crew.specs import ModelSpec
 from crew.tools import CrewTools
 from crew.trace import Trace
@@ -31,8 +34,8 @@ ROLES = ("supervisor", "engineer", "scout")
 REPLAY_RETRY = {"base_delay_s": 0.01, "max_delay_s": 0.05, "give_up_after_s": 30.0}
 
 
-def build_clients(supervisor: ModelSpec, worker: ModelSpec,
-                  trace: Trace) -> tuple[dict[str, ChatCompletionClient], dict[str, str]]:
+def build_clients(supervisor: ModelSpec, worker: ModelSpec, trace: Trace,
+                  positions: dict[str, int] | None = None) -> tuple[dict[str, ChatCompletionClient], dict[str, str]]:
     """A client per role, each behind the retry wrapper, and the model name each is priced by."""
     from crew.models.factory import make_client
     from crew.models.retry import RetryingClient
@@ -48,6 +51,7 @@ def build_clients(supervisor: ModelSpec, worker: ModelSpec,
         if spec.kind == "replay":
             script = scripts.setdefault(spec.model, load_script(spec.model))
             replay = ReplayClient(script.get(role, []), agent=role)
+            replay.position = (positions or {}).get(role, 0)  # a resumed replay goes on where it was
             clients[role] = RetryingClient(replay, on_retry=on_retry, **REPLAY_RETRY)
             models[role] = ""
         else:
@@ -59,38 +63,62 @@ def build_clients(supervisor: ModelSpec, worker: ModelSpec,
 class CrewPolicy:
     def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, deadline: Deadline, trace: Trace,
                  score_context: ScoreContext, supervisor: ModelSpec, worker: ModelSpec,
-                 limits: LoopLimits | None = None, memory: Any | None = None) -> None:
+                 limits: LoopLimits | None = None, memory: Any | None = None,
+                 snapshot: dict[str, Any] | None = None) -> None:
         self.run, self.challenge, self.preset, self.deadline = run, challenge, preset, deadline
         self.trace, self.score_context = trace, score_context
         self.specs = (supervisor, worker)
         self.limits = limits or LoopLimits()
         self.memory = memory
-        self.reserve_s = preset.score_minutes * 60.0
+        self.snapshot = snapshot  # set when resuming
 
     def execute(self) -> Outcome:
-        clients, models = build_clients(*self.specs, trace=self.trace)
-        clock = WorkClock(self.deadline, self.reserve_s)
-        toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=clock,
-                          read_only=[self.run.workspace / "data"])
+        positions = (self.snapshot or {}).get("clients", {})
+        clients, models = build_clients(*self.specs, trace=self.trace, positions=positions)
         ledger = Ledger(self.run.evaluations, self.challenge)
+        measured = [r.duration_s for r in ledger.records() if r.ok]
+        budget = BudgetGuard(self.deadline, max([self.preset.score_minutes * 60.0, *measured]))
+        toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=budget,
+                          read_only=[self.run.workspace / "data"])
         tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger, plan=Plan.initial(
             self.deadline.budget_s), trace=self.trace, score_context=self.score_context,
             evaluations_dir=self.run.evaluations, memory=self.memory,
-            eval_timeout_s=lambda: max(30.0, min(self.deadline.time_left_s(), self.reserve_s)))
+            eval_timeout_s=lambda: max(30.0, self.deadline.time_left_s() - budget.final_s))
+        tools.on_evaluation = lambda record: budget.observe_evaluation(record.duration_s)
         meter = UsageMeter(models)
         loop = CrewLoop(run=self.run, challenge=self.challenge, preset=self.preset, deadline=self.deadline,
-                        trace=self.trace, tools=tools, clients=clients, meter=meter, work_clock=clock,
+                        trace=self.trace, tools=tools, clients=clients, meter=meter, budget=budget,
                         limits=self.limits)
+        if self.snapshot is not None:
+            self._resume(loop, tools)
         try:
             end = asyncio.run(loop.run())
         except ModelOutage as err:
-            self._stop_jobs(toolkit)
+            tools.stop_running_jobs()
             raise CrewError(f"model API outage: {err.message}", err.hint, exit_code=EXIT_INTERRUPTED) from err
+        except KeyboardInterrupt:
+            stopped = tools.stop_running_jobs()  # gracefully: SIGTERM, so training saves a checkpoint
+            raise CrewError(f"interrupted at step {loop.steps}; jobs stopped: {', '.join(stopped) or 'none'}",
+                            f"continue with `research-crew resume {self.run.root}`",
+                            exit_code=EXIT_INTERRUPTED) from None
         finally:
             self.trace.emit("crew_usage", usage=meter.to_dict(), cost_usd=meter.cost_usd,
                             unverified_claims=len(loop.unverified))
-        self._stop_jobs(toolkit)
+        tools.stop_running_jobs()  # the run is over: nothing may outlive it
         return self._outcome(end, ledger, loop, meter)
+
+    def _resume(self, loop: CrewLoop, tools: CrewTools) -> None:
+        """Continue from the last completed step; reconcile what the step in flight had begun."""
+        loop.restore(self.snapshot, load_journal(self.run.state))
+        freed = release_unfinished(self.run.evaluations)
+        known_jobs, known_evals = set(self.snapshot["known_jobs"]), set(self.snapshot["known_evaluations"])
+        for job_id in tools.job_ids():
+            if job_id not in known_jobs:
+                record = tools.toolkit.jobs.status(job_id).record
+                tools.inflight_jobs[(record.command, record.name)] = job_id
+        tools.inflight_evaluations = [r.id for r in tools.ledger.records() if r.id not in known_evals]
+        self.trace.emit("resumed", from_step=loop.steps, inflight_jobs=sorted(tools.inflight_jobs.values()),
+                        inflight_evaluations=tools.inflight_evaluations, freed_evaluation_ids=freed)
 
     def _outcome(self, end: LoopEnd, ledger: Ledger, loop: CrewLoop, meter: UsageMeter) -> Outcome:
         chosen = ledger.get(end.submitted) if end.submitted else None
@@ -103,8 +131,3 @@ class CrewPolicy:
         status = "submitted" if chosen is not None and chosen.ok else "no_submission"
         return Outcome(status, submission=chosen if status == "submitted" else None, note=note, steps=loop.steps,
                        usage=usage, unverified=loop.unverified)
-
-    def _stop_jobs(self, toolkit: Toolkit) -> None:
-        for job_id in toolkit.jobs.ids():
-            if toolkit.jobs.status(job_id).running:
-                toolkit.jobs.stop(job_id)

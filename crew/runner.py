@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, EXIT_NO_SUBMISSION, CrewErr
 from crew.loop import LoopLimits
 from crew.results import Outcome, build_result, write_report, write_result
 from crew.rundir import RunDir
+from crew.snapshots import load_snapshot
 from crew.specs import ModelSpec, default_spec, parse_spec
 from crew.trace import Trace
 
@@ -41,6 +44,7 @@ class RunRequest:
     budget: str | None = None
     max_cost_usd: float | None = None
     run_dir: Path | None = None
+    budget_clock: str = "wall"
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -52,6 +56,8 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         raise CrewError(err.message, err.hint) from err
     supervisor_spec, worker_spec = _choose_models(request, say)
     spec = supervisor_spec
+    if request.budget_clock not in ("wall", "active"):
+        raise CrewError(f"unknown budget clock '{request.budget_clock}'", "use --budget-clock wall or active")
     budget_s = parse_duration(request.budget) if request.budget else preset.budget_s
     _check_budget(challenge, preset, budget_s)
     device = _check_device(challenge, preset)
@@ -69,23 +75,62 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         model=str(spec), supervisor_model=str(supervisor_spec), worker_model=str(worker_spec), budget_s=budget_s,
         started_at=deadline.started_at,
         device=device, data_dir=str(data.data_dir), max_cost_usd=request.max_cost_usd,
+        budget_clock=request.budget_clock,
     )
     config.save(run.run_toml)
     (run.workspace / "data").symlink_to(data.data_dir, target_is_directory=True)
     trace = Trace(run.trace)
     trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
-               budget_s=budget_s, device=device, data_cached=data.cached)
+               budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock)
     say(f"run {run.root} (budget {format_duration(budget_s)}, {device})")
+    return _run_policy(run, config, challenge, preset, data, deadline, trace)
+
+
+def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
+    """Continue a run from its last completed step (exit 0/1 at once for a run that had finished)."""
+    run = RunDir(Path(run_dir).resolve())
+    if not run.run_toml.is_file():
+        raise CrewError(f"{run_dir} is not a run directory (no run.toml)", "give the folder `research-crew run` made")
+    config = RunConfig.load(run.run_toml)
+    trace = Trace(run.trace)
+    if any(e["kind"] == "run_finished" and e.get("exit_code") != EXIT_INTERRUPTED for e in trace.events()):
+        result = json.loads(run.result.read_text())
+        say(f"run {run.root} had already finished: {result['status']}")
+        return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
+    try:
+        challenge = load_challenge(Path(config.challenge_dir))
+        preset = challenge.preset(config.preset)
+        data = prepare_data(challenge, preset.name, config.device)
+    except ChallengeError as err:
+        raise CrewError(err.message, err.hint) from err
+    snapshot = load_snapshot(run.state)
+    if config.budget_clock == "active" and snapshot:  # only the time the run was alive counts
+        deadline = Deadline(time.time() - snapshot["active_s"], config.budget_s)
+    else:
+        deadline = Deadline(config.started_at, config.budget_s)
+    resumes = sum(e["kind"] == "resumed" for e in trace.events()) + 1
+    say(f"resuming {run.root} at step {snapshot['step'] if snapshot else 0} "
+        f"({format_duration(deadline.time_left_s())} left); resume #{resumes}")
+    if snapshot is None:
+        trace.emit("resumed", from_step=0)
+    return _run_policy(run, config, challenge, preset, data, deadline, trace, snapshot=snapshot, resumes=resumes)
+
+
+def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Preset, data, deadline: Deadline,
+                trace: Trace, snapshot: dict | None = None, resumes: int = 0) -> tuple[int, RunDir]:
+    """Run the configured policy and always end with result.json, the trace's end and report.md."""
     ctx = ScoreContext(challenge=challenge.name, preset=preset.name, data_dir=data.data_dir,
-                       private_dir=data.private_dir, scratch_dir=run.scratch, device=device,
+                       private_dir=data.private_dir, scratch_dir=run.scratch, device=config.device,
                        time_limit_s=preset.score_minutes * 60)
-    if spec.kind == "baseline":
+    if config.model == "baseline":
         policy = BaselinePolicy(run, challenge, preset, deadline, trace, ctx)
     else:
-        policy = CrewPolicy(run, challenge, preset, deadline, trace, ctx, supervisor_spec, worker_spec,
-                            limits=LoopLimits(max_cost_usd=request.max_cost_usd), memory=_memory(run, config))
+        policy = CrewPolicy(run, challenge, preset, deadline, trace, ctx, parse_spec(config.supervisor_model),
+                            parse_spec(config.worker_model), limits=LoopLimits(max_cost_usd=config.max_cost_usd),
+                            memory=_memory(run, config), snapshot=snapshot)
     exit_code, outcome = _execute(policy)
-    if spec.kind == "baseline" and outcome.submission:  # the baseline policy's score is the reference
+    outcome.resumes = resumes
+    if config.model == "baseline" and outcome.submission:  # the baseline policy's score is the reference
         reference.record_baseline_score(challenge.name, preset.name, outcome.submission.score, run.run_id)
     baseline_score = reference.baseline_score(challenge.name, preset.name)
     write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(), baseline_score))

@@ -13,13 +13,14 @@ from autogen_core.tools import FunctionTool
 from challenges.api import ScoreContext
 from challenges.harness import evaluate as harness_evaluate
 from challenges.spec import Challenge
+from crew.durations import format_duration
 from crew.ledger import Ledger
 from crew.plan import Plan
 from crew.trace import Trace
 from toolkit import Toolkit
 from toolkit.paths import PathRefused
 
-ENGINEER_TOOLKIT = ("run_bash", "run_python", "start_job", "job_status", "tail_job", "stop_job", "list_jobs",
+ENGINEER_TOOLKIT = ("run_bash", "run_python", "job_status", "tail_job", "stop_job", "list_jobs",
                     "list_files", "read_file", "write_file", "edit_file", "undo_edit", "gpu_status")
 SCOUT_TOOLKIT = ("search_arxiv", "read_arxiv_paper", "search_github", "read_github_file", "list_files", "read_file")
 
@@ -41,8 +42,13 @@ class CrewTools:
         self.challenge, self.toolkit, self.ledger, self.plan, self.trace = challenge, toolkit, ledger, plan, trace
         self.score_context, self.evaluations_dir, self.memory = score_context, evaluations_dir, memory
         self.eval_timeout_s = eval_timeout_s  # a callable: seconds the scorer may take now
+        self.on_evaluation = None  # called with each new record (the budget learns scoring times)
         self.decisions = Decisions()
         self._lock = threading.Lock()
+        # After a resume: what the step in flight at the crash had already done, so that doing the step
+        # again re-attaches to its job and reuses its evaluation instead of doing them twice.
+        self.inflight_jobs: dict[tuple[str, str], str] = {}
+        self.inflight_evaluations: list[str] = []
 
     # -- the supervisor's tools -------------------------------------------------------------------
 
@@ -73,6 +79,17 @@ class CrewTools:
 
     # -- the workers' tools -----------------------------------------------------------------------
 
+    def start_job(self, command: str, name: str, timeout_s: float | None = None) -> str:
+        """Start a long-running bash command (e.g. training) in the background and return at once.
+        name is a short label. Check it with job_status / tail_job, stop it with stop_job. It is stopped
+        at timeout_s or at the end of the current budget phase, whichever comes first: it gets SIGTERM a
+        grace period before, so save checkpoints regularly and on SIGTERM. Print `progress: <done>/<total>`
+        lines to get progress and an ETA."""
+        existing = self.inflight_jobs.pop((command, name), None)
+        if existing is not None:
+            return f"(re-attached after a restart; not started twice)\n{self.toolkit.job_status(existing)}"
+        return str(self.toolkit.start_job(command, name, timeout_s))
+
     def evaluate(self, artifact_path: str) -> str:
         """Score an artifact (a file or folder in the workspace, e.g. a saved model folder) with the
         challenge's scoring harness. The result is an evaluation record; only such records count as scores.
@@ -83,17 +100,31 @@ class CrewTools:
             return f"Refused: {err}"
         if not artifact.exists():
             return f"'{artifact_path}' does not exist in the workspace."
-        record = harness_evaluate(self.challenge, artifact, self.score_context, self.evaluations_dir,
-                                  timeout_s=self.eval_timeout_s())
+        record = self._inflight_record(artifact)
+        if record is None:
+            record = harness_evaluate(self.challenge, artifact, self.score_context, self.evaluations_dir,
+                                      timeout_s=self.eval_timeout_s())
+            self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
+                            error=record.error, artifact=record.artifact, duration_s=record.duration_s)
+            if self.on_evaluation is not None:
+                self.on_evaluation(record)
         with self._lock:
             self.decisions.evaluations.append(record.id)
-        self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
-                        error=record.error, artifact=record.artifact)
         if not record.ok:
             reasons = "; ".join(record.violations) or record.error
             return f"Evaluation {record.id} failed: {reasons}. Log: {record.log}"
         return (f"Evaluation {record.id}: {self.challenge.metric.name} = {record.score:.4f} "
                 f"({self.challenge.metric.direction} is better). Details: {record.details}")
+
+    def _inflight_record(self, artifact: Path):
+        from challenges.harness import artifact_sha256
+
+        for record_id in list(self.inflight_evaluations):
+            record = self.ledger.get(record_id)
+            if record and record.artifact == str(artifact) and record.sha256 == artifact_sha256(artifact):
+                self.inflight_evaluations.remove(record_id)
+                return record
+        return None
 
     def propose_hypothesis(self, statement: str, rationale: str = "", change: str = "") -> str:
         """Record a hypothesis before testing it; returns similar earlier hypotheses and how they turned out,
@@ -130,6 +161,35 @@ class CrewTools:
                                  "learned": learned, "proposes": proposes}
         return "Report received; your subtask is over."
 
+    # -- jobs, for the loop ------------------------------------------------------------------------
+
+    def job_ids(self) -> list[str]:
+        return self.toolkit.jobs.ids()
+
+    def running_jobs(self) -> list:
+        return [status for status in map(self.toolkit.jobs.status, self.job_ids()) if status.running]
+
+    def stop_running_jobs(self) -> list[str]:
+        """SIGTERM (then SIGKILL after the grace period) every running job; return their ids."""
+        stopped = []
+        for status in self.running_jobs():
+            self.toolkit.jobs.stop(status.record.id)
+            stopped.append(status.record.id)
+        return stopped
+
+    def job_warnings(self, budget) -> str:
+        """Running jobs whose ETA passes the start of wrap-up, with the numbers."""
+        lines = []
+        for status in self.running_jobs():
+            progress, elapsed = status.progress, status.runtime_s() or 0.0
+            if progress is None or progress.eta_s is None or progress.eta_s <= budget.work_left_s():
+                continue
+            rate = progress.done / elapsed if elapsed else 0.0
+            lines.append(f"- {status.record.id}: elapsed {format_duration(elapsed)}, {progress.done:g}/"
+                         f"{progress.total:g} at {rate:.3g}/s, ETA {format_duration(progress.eta_s)}, but only "
+                         f"{format_duration(budget.work_left_s())} left before wrap-up")
+        return "\n".join(lines)
+
     # -- sets of tools per role -------------------------------------------------------------------
 
     def for_role(self, role: str) -> list[FunctionTool]:
@@ -138,7 +198,7 @@ class CrewTools:
             return [_tool(f) for f in own]
         names = ENGINEER_TOOLKIT if role == "engineer" else SCOUT_TOOLKIT
         toolkit = [getattr(self.toolkit, name) for name in names]
-        own = ([self.evaluate, self.propose_hypothesis, self.record_outcome] if role == "engineer"
+        own = ([self.start_job, self.evaluate, self.propose_hypothesis, self.record_outcome] if role == "engineer"
                else [self.recall])
         return [_tool(f) for f in [*toolkit, *own, self.report]]
 

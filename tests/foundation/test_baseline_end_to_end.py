@@ -47,6 +47,7 @@ def test_smoke_run_submits_a_scored_model(tmp_path):
     events = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert [e["kind"] for e in events] == ["run_started", "job_started", "job_finished", "evaluation", "run_finished"]
+    assert json.loads((run_dir / "jobs" / "001-baseline" / "job.json").read_text())["exit_code"] == 0
     assert (run_dir / "workspace" / "data").is_symlink()
     assert (run_dir / "workspace" / "data" / "train.bin").is_file()
     assert "superglue_mean" in (run_dir / "report.md").read_text()
@@ -61,9 +62,9 @@ def test_sigterm_stops_the_recipe_writes_result_and_exits_3(tmp_path):
     command = [shutil.which("research-crew"), "run", "minipile", "--preset", "smoke", "--model", "baseline",
                "--run-dir", str(run_dir)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    job_file = run_dir / "jobs" / "baseline" / "job.json"
+    job_file = run_dir / "jobs" / "001-baseline" / "job.json"
     deadline = time.monotonic() + 120
-    while not job_file.is_file() and time.monotonic() < deadline:
+    while not (job_file.is_file() and json.loads(job_file.read_text()).get("pid")) and time.monotonic() < deadline:
         time.sleep(0.2)
     recipe_pid = json.loads(job_file.read_text())["pid"]
     time.sleep(3)  # let the recipe start training

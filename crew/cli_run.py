@@ -29,6 +29,7 @@ def run(
     run_dir: Annotated[Path | None, typer.Option(help="default: runs/<challenge>-<UTC time>-<hex>")] = None,
     budget_clock: Annotated[str, typer.Option(help="wall (downtime counts) or active (only time alive)")] = "wall",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
 ) -> None:
     """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
     from crew.runner import RunRequest, start_run
@@ -39,7 +40,10 @@ def run(
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
                          budget_clock=budget_clock)
     try:
-        code, run_path = start_run(request, say=lambda line: out.print(line, markup=False, highlight=False))
+        from crew.reporting.live import run_with_panel
+
+        code, run_path = run_with_panel(start_run, request, lambda line: out.print(line, markup=False,
+                                                                                  highlight=False), out, quiet)
     except CrewError as error:
         fail(error)
     result = json.loads(run_path.result.read_text())

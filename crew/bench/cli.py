@@ -1,0 +1,112 @@
+"""`research-crew bench`: check everything, run the missing cells, write and print the table."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crew.console import fail, out
+from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, CrewError
+
+log = logging.getLogger(__name__)
+
+
+def bench(
+    challenges: Annotated[str, typer.Option(help="comma-separated challenge names or folders")],
+    model: Annotated[list[str], typer.Option(help="a model spec to compare with the baseline policy; repeatable")],
+    runs: Annotated[int, typer.Option(help="repeats per (challenge, model)")] = 3,
+    preset: Annotated[str, typer.Option(help="the challenges' preset")] = "smoke",
+    budget: Annotated[str | None, typer.Option(help="each run's budget; default: the preset's")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="the bench folder; default: runs/bench-<hash>; "
+                                                 "running the same bench again finishes only what is missing")] = None,
+    executor: Annotated[str, typer.Option(help="local or slurm")] = "local",
+    parallel: Annotated[int, typer.Option(help="local: runs at once on CPU (with GPUs: one per GPU)")] = 1,
+    partition: Annotated[str | None, typer.Option(help="slurm: the partition")] = None,
+    gpus_per_run: Annotated[int, typer.Option(help="slurm: GPUs per run")] = 1,
+    cpus_per_run: Annotated[int, typer.Option(help="slurm: CPUs per run")] = 8,
+    mem_gb: Annotated[float | None, typer.Option(help="slurm: memory per run")] = None,
+    time_margin: Annotated[float, typer.Option(help="slurm: minutes added to the budget for the job's time")] = 15.0,
+    max_parallel: Annotated[int, typer.Option(help="slurm: jobs running at once")] = 32,
+    submitit_cluster: Annotated[str, typer.Option(hidden=True, help="submitit cluster; local runs the slurm "
+                                                  "path without a scheduler (tests)")] = "slurm",
+) -> None:
+    """Run each (challenge, model, repeat) in its own run directory, the baseline policy included as the
+    reference, and write the table (bench.md, bench.csv, bench_results.json)."""
+    from crew.bench.plan import BenchSpec
+    from crew.bench.table import build_rows, write_tables
+    from crew.rundir import default_runs_root
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    try:
+        spec = BenchSpec.make([c.strip() for c in challenges.split(",") if c.strip()], model, runs, preset, budget)
+        budgets = _check(spec)
+        root = (out_dir or default_runs_root() / f"bench-{spec.key()}").resolve()
+        run = _executor(executor, parallel, root, budgets, partition, gpus_per_run, cpus_per_run, mem_gb,
+                        time_margin, max_parallel, submitit_cluster)
+    except CrewError as error:
+        fail(error)
+    spec.save(root)
+    cells = spec.cells(root)
+    todo = [cell for cell in cells if cell.state() != "finished"]
+    out.print(f"bench {root}: {len(cells)} runs, {len(cells) - len(todo)} already finished, {len(todo)} to run",
+              markup=False)
+    completed = run(todo)
+    markdown = write_tables(root, build_rows(cells))
+    out.print(markdown, markup=False)
+    out.print(f"tables: {root / 'bench.md'}, {root / 'bench.csv'}, {root / 'bench_results.json'}", markup=False)
+    if not completed:
+        out.print("interrupted: run the same command again to finish the missing runs", markup=False)
+    raise typer.Exit(EXIT_DONE if completed else EXIT_INTERRUPTED)
+
+
+def _check(spec) -> dict[str, float]:
+    """Every challenge, preset, model spec and budget is valid; returns each challenge's budget in seconds."""
+    from challenges.api import ChallengeError
+    from challenges.loader import load_challenge
+    from crew.durations import parse_duration
+    from crew.specs import parse_spec
+
+    if spec.runs < 1:
+        raise CrewError(f"--runs must be at least 1, not {spec.runs}", "give e.g. --runs 3")
+    if not spec.challenges:
+        raise CrewError("no challenge given", "give --challenges A,B (see `research-crew challenges list`)")
+    for text in spec.models:
+        parse_spec(text)
+    budgets = {}
+    for name in spec.challenges:
+        try:
+            budgets[name] = parse_duration(spec.budget) if spec.budget else load_challenge(name).preset(
+                spec.preset).budget_s
+        except ChallengeError as err:
+            raise CrewError(err.message, err.hint) from err
+    return budgets
+
+
+def _executor(kind: str, parallel: int, root: Path, budgets: dict[str, float], partition: str | None, gpus: int,
+              cpus: int, mem_gb: float | None, margin: float, max_parallel: int, cluster: str):
+    from crew.bench.executors import LocalExecutor
+    from crew.bench.slurm import SlurmExecutor, SlurmOptions
+
+    if kind == "local":
+        if parallel < 1:
+            raise CrewError(f"--parallel must be at least 1, not {parallel}", "give e.g. --parallel 2")
+        return LocalExecutor(parallel, gpus=_visible_gpus()).run
+    if kind == "slurm":
+        options = SlurmOptions(partition, gpus, cpus, mem_gb, margin, max_parallel, cluster)
+        options.validate()
+        return SlurmExecutor(options, root / "submitit", budgets).run
+    raise CrewError(f"unknown executor '{kind}'", "use --executor local or --executor slurm")
+
+
+def _visible_gpus() -> list[str]:
+    """The GPUs a run may be given, as CUDA_VISIBLE_DEVICES names them (respecting an existing restriction)."""
+    import os
+
+    from crew.devices import gpu_count
+
+    count = gpu_count()
+    visible = [g for g in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
+    return visible[:count] if visible else [str(i) for i in range(count)]

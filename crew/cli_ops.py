@@ -66,7 +66,7 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
 
     _require_run(run_dir)
     logging.basicConfig(level=logging.WARNING)
-    md, html = write_reports(run_dir, f"Run {run_dir.resolve().name}")
+    md, html = write_reports(run_dir)
     out.print(f"wrote {md}" + (f" and {html}" if html else " (no report.html: plotting failed, see the log)"),
               markup=False)
 

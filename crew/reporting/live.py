@@ -58,11 +58,14 @@ def _with_run_dir(request: Any) -> Any:
 
 def _log_lines(watcher: RunWatcher, say: Callable[[str], None], stop: threading.Event) -> None:
     last_summary = time.monotonic()
-    while not stop.wait(1.0):
-        snap = watcher.snapshot()
+    while True:
+        stopping = stop.wait(1.0)
+        snap = watcher.snapshot()  # once more after the run ended: its last events are said too
         for event in watcher.new_events:
             if (line := event_line(event)) is not None:
                 say(f"[{snap.run_id}] {line}")
+        if stopping:
+            return
         if time.monotonic() - last_summary >= SUMMARY_EVERY_S:
             last_summary = time.monotonic()
             for line in plain_lines(snap):

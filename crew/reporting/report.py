@@ -14,10 +14,11 @@ log = logging.getLogger(__name__)
 PLOTS_DIR = "report_files"
 
 
-def write_reports(root: Path, title: str) -> tuple[Path, Path | None]:
+def write_reports(root: Path, title: str | None = None) -> tuple[Path, Path | None]:
     """Write both reports; a failure to plot costs the HTML and the plots, never report.md."""
     root = Path(root)
     history = read_history(root)
+    title = title or default_title(history.snapshot.config, root)
     try:
         doc = build_document(history, title)
     except Exception:  # matplotlib or a malformed file: the plain report still matters more
@@ -34,3 +35,15 @@ def write_reports(root: Path, title: str) -> tuple[Path, Path | None]:
     atomic_write_text(root / "report.md", to_markdown(doc, plot_files))
     atomic_write_text(root / "report.html", to_html(doc))
     return root / "report.md", root / "report.html"
+
+
+def default_title(config: dict, root: Path) -> str:
+    """"<challenge title>: run <id>", from the challenge folder the run recorded (its name if that is gone)."""
+    from challenges.api import ChallengeError
+    from challenges.loader import load_challenge
+
+    try:
+        name = load_challenge(config["challenge_dir"]).title
+    except (KeyError, ChallengeError, OSError):
+        name = config.get("challenge", "run")
+    return f"{name}: run {config.get('run_id', root.name)}"

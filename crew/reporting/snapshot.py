@@ -150,7 +150,8 @@ class RunWatcher:
             return
         snap.state = "interrupted" if ended.get("exit_code") == EXIT_INTERRUPTED else "finished"
         snap.status, snap.note = ended.get("status"), ended.get("note", "")
-        snap.phase = "interrupted" if snap.state == "interrupted" else "done"
+        snap.phase = ("interrupted" if snap.state == "interrupted" else "done") + (
+            f" (last phase: {self._events.phase})" if self._events.phase else "")
         result = read_json(self.root / "result.json")
         snap.elapsed_s = float(result.get("elapsed_s") or (time.time() - started_at if started_at else 0.0))
         snap.steps = int(result.get("steps") or snap.steps)

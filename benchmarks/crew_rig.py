@@ -14,10 +14,11 @@ from pathlib import Path
 
 from challenges.api import ScoreContext
 from challenges.loader import load_challenge
+from crew.budget import BudgetGuard
 from crew.clock import Deadline
 from crew.context import estimate_text_tokens, estimate_tokens
 from crew.ledger import Ledger
-from crew.loop import CrewLoop, LoopLimits, WorkClock
+from crew.loop import CrewLoop, LoopLimits
 from crew.models.retry import RetryingClient
 from crew.plan import Plan
 from crew.replay import ReplayClient
@@ -72,8 +73,8 @@ def build(root: Path, steps: int, engineer_call: Callable[[int], dict], context_
     run = RunDir.create("toy", root / "run")
     deadline = Deadline.start(24 * 3600)
     trace = Trace(run.trace)
-    clock = WorkClock(deadline, 60)
-    toolkit = Toolkit(run.root, workspace=run.workspace, budget=clock)
+    budget = BudgetGuard(deadline, eval_estimate_s=60)
+    toolkit = Toolkit(run.root, workspace=run.workspace, budget=budget)
     ctx = ScoreContext(challenge="toy", preset="smoke", data_dir=root, private_dir=root, scratch_dir=run.scratch)
     tools = CrewTools(challenge=challenge, toolkit=toolkit, ledger=Ledger(run.evaluations, challenge),
                       plan=Plan.initial(deadline.budget_s), trace=trace, score_context=ctx,
@@ -88,7 +89,7 @@ def build(root: Path, steps: int, engineer_call: Callable[[int], dict], context_
     limits = LoopLimits(subtask_steps=steps + 10, repeat_limit=10**9, context_tokens=context_tokens)
     loop = CrewLoop(run=run, challenge=challenge, preset=challenge.presets["smoke"], deadline=deadline,
                     trace=trace, tools=tools, clients=clients, meter=UsageMeter(dict.fromkeys(recorders, "")),
-                    work_clock=clock, limits=limits)
+                    budget=budget, limits=limits)
     return loop, recorders
 
 

@@ -31,8 +31,8 @@ class BaselinePolicy:
                  score_context) -> None:
         self.run, self.challenge, self.preset = run, challenge, preset
         self.deadline, self.trace, self.score_context = deadline, trace, score_context
-        self.jobs = JobManager(run.jobs, cwd=challenge.directory, env=scrubbed_env(extra={"PYTHONUNBUFFERED": "1"}),
-                               grace_s=STOP_GRACE_S)
+        env = scrubbed_env(extra={"PYTHONUNBUFFERED": "1", "OMP_WAIT_POLICY": "PASSIVE"})  # no spinning threads
+        self.jobs = JobManager(run.jobs, cwd=challenge.directory, env=env, grace_s=STOP_GRACE_S)
 
     @property
     def scoring_reserve_s(self) -> float:

@@ -25,7 +25,7 @@ STOP_GRACE_S = 60.0  # a run stopped by the bench gets this long to write result
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
-@dataclass
+@dataclass(eq=False)  # kept in a set while it runs: hashed by identity
 class CellRunner:
     """Runs one cell to its end; `stop()` from another thread ends it the way Ctrl-C ends a run (resumable)."""
 

@@ -6,10 +6,11 @@ import pytest
 def pytest_addoption(parser):
     parser.addoption("--run-gpu", action="store_true", help="run tests marked gpu")
     parser.addoption("--run-network", action="store_true", help="run tests marked network")
+    parser.addoption("--run-long", action="store_true", help="run tests marked long (several minutes each)")
 
 
 def pytest_collection_modifyitems(config, items):
-    for marker, option in (("gpu", "--run-gpu"), ("network", "--run-network")):
+    for marker, option in (("gpu", "--run-gpu"), ("network", "--run-network"), ("long", "--run-long")):
         if config.getoption(option):
             continue
         skip = pytest.mark.skip(reason=f"needs {option}")

@@ -11,8 +11,8 @@ from crew.runner import RunRequest, start_run
 from tests.foundation.helpers import write_challenge
 
 
-def call(name: str, text: str | None = None, **arguments) -> dict:
-    answer = {"tool_calls": [{"name": name, "arguments": arguments}]}
+def call(tool: str, text: str | None = None, **arguments) -> dict:
+    answer = {"tool_calls": [{"name": tool, "arguments": arguments}]}
     if text:
         answer["text"] = text
     return answer

@@ -1,0 +1,129 @@
+"""Resume after SIGKILL (also mid-checkpoint), and the budget guard's wrap-up of a job that cannot finish."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from tests.crew.helpers import ENGINEER_OK, call, kinds, run_crew
+from tests.foundation.helpers import write_challenge
+
+CLI = shutil.which("research-crew")
+SLOW_ENGINEER = [call("write_file", path="notes.txt", content="start"),
+                 *[call("run_bash", command=f"sleep 0.5; echo look {i} >> notes.txt", timeout_s=30) for i in range(8)],
+                 call("start_job", command="sleep 1; echo 0.75 > answer.txt", name="writer"),
+                 call("run_bash", command="for i in $(seq 40); do [ -s answer.txt ] && break; sleep 0.25; done",
+                      timeout_s=30),
+                 *ENGINEER_OK[1:]]
+SUPERVISOR = [call("delegate", role="engineer", subtask="Look, run the writer job, evaluate.", minutes=2),
+              call("submit", evaluation_id="eval-0001", rationale="verified")]
+
+
+def cli_env(tmp_path) -> dict:
+    write_challenge(tmp_path / "challenges", "toy")
+    return {**os.environ, "RESEARCH_CREW_CHALLENGE_PATH": str(tmp_path / "challenges"),
+            "RESEARCH_CREW_MEMORY_DIR": str(tmp_path / "memory")}
+
+
+def start(tmp_path, env, script: dict, run_dir, budget="3m") -> subprocess.Popen:
+    path = tmp_path / "script.yaml"
+    path.write_text(yaml.safe_dump(script))
+    return subprocess.Popen([CLI, "run", "toy", "--preset", "smoke", "--model", f"replay:{path}", "--budget", budget,
+                             "--run-dir", str(run_dir)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def kill_after_events(proc, run_dir, count: int) -> None:
+    """SIGKILL the run process once its trace holds `count` events."""
+    while proc.poll() is None:
+        trace = run_dir / "trace.jsonl"
+        if trace.exists() and trace.read_bytes().count(b"\n") >= count:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    proc.wait()
+
+
+def ledger(run_dir):
+    return [(r["id"], r["score"], r["sha256"]) for r in
+            (json.loads(p.read_text()) for p in sorted((run_dir / "evaluations").glob("eval-*.json")))]
+
+
+def test_killed_runs_resume_to_the_same_ledger_and_start_no_job_twice(tmp_path):
+    env = cli_env(tmp_path)
+    script = {"supervisor": SUPERVISOR, "engineer": SLOW_ENGINEER}
+    reference = tmp_path / "reference"
+    assert start(tmp_path, env, script, reference).wait(timeout=300) == 0
+    run_dir = tmp_path / "killed"
+    proc = start(tmp_path, env, script, run_dir)
+    for count in (6, 14, 22, 27):  # inside the looks, at the job start, while waiting, near the evaluation
+        kill_after_events(proc, run_dir, count)
+        proc = subprocess.Popen([CLI, "resume", str(run_dir)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+    output = proc.communicate(timeout=300)[0].decode()
+    assert proc.returncode == 0, output
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["status"] == "submitted" and result["resumes"] >= 1
+    assert ledger(run_dir) == ledger(reference)
+    assert [p.name for p in (run_dir / "jobs").iterdir()] == ["001-writer"]
+    events = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
+    assert len(kinds(events, "resumed")) >= 1
+
+
+def test_a_kill_during_a_checkpoint_write_still_resumes(tmp_path):
+    env = cli_env(tmp_path)
+    run_dir = tmp_path / "torn"
+    proc = start(tmp_path, env, {"supervisor": SUPERVISOR, "engineer": SLOW_ENGINEER}, run_dir)
+    kill_after_events(proc, run_dir, 10)
+    state = run_dir / "state"
+    # What a kill inside save_snapshot or the journal append leaves: the new snapshot's temp file, no
+    # latest.json (only previous.json), and a half-written journal line.
+    os.replace(state / "latest.json", state / "previous.json")
+    (state / ".latest.json.123.tmp").write_text('{"step": 99, "lo')
+    with open(state / "messages.jsonl", "a") as journal:
+        journal.write('{"id": "abc", "message": {"content": "half')
+    proc = subprocess.run([CLI, "resume", str(run_dir)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((run_dir / "result.json").read_text())["status"] == "submitted"
+
+
+def wrapup_script(wait_s: int, job_s: int) -> dict:
+    job = (f"trap 'echo 0.5 > answer.txt; exit 0' TERM; for i in $(seq {job_s}); do echo progress: $i/{job_s}; "
+           "sleep 1; done; echo 0.9 > answer.txt")
+    return {
+        "supervisor": [call("delegate", role="engineer", subtask="Start the long training job.", minutes=1),
+                       call("delegate", role="engineer", subtask="Wait for the job.", minutes=wait_s / 60),
+                       call("delegate", role="engineer", subtask="Evaluate answer.txt.", minutes=1),
+                       call("submit", evaluation_id="eval-0001", rationale="the checkpoint saved at wrap-up")],
+        "engineer": [call("start_job", command=job, name="train"),
+                     call("run_bash", command="sleep 4", timeout_s=10),  # a few progress lines for the ETA
+                     call("report", changed="", commands="job 001-train", evaluations=[], learned="", proposes="wait"),
+                     call("run_bash", command=f"sleep {wait_s}", timeout_s=wait_s),
+                     call("evaluate", artifact_path="answer.txt"),
+                     call("report", changed="", commands="", evaluations=["eval-0001"], learned="", proposes="submit")],
+    }
+
+
+@pytest.mark.parametrize("budget_s, job_s", [
+    pytest.param(120, 480, id="2m-budget-8m-job"),
+    pytest.param(300, 1200, id="5m-budget-20m-job", marks=pytest.mark.long),
+])
+def test_a_job_that_cannot_finish_is_warned_wrapped_up_and_the_run_submits(tmp_path, monkeypatch, budget_s, job_s):
+    started = time.time()
+    code, run, result, events = run_crew(tmp_path, monkeypatch, wrapup_script(budget_s, job_s),
+                                         budget=f"{budget_s}s")
+    assert code == 0 and result["status"] == "submitted" and result["score"] == 0.5
+    assert time.time() - started < budget_s
+    journal = (run.state / "messages.jsonl").read_text()
+    assert "will not finish before wrap-up" in journal and "ETA" in journal
+    [wrapup] = [e for e in kinds(events, "phase") if e["phase"] == "wrap-up"]
+    # Wrap-up began when the reserve was left, not earlier: 1.25 x 30 s of scoring plus the final 15 s.
+    assert 52.5 - 3 <= wrapup["time_left_s"] <= 52.5 + 0.5
+    job = json.loads((run.jobs / "001-train" / "job.json").read_text())
+    assert job["exit_code"] == 0 and job["ended"] - job["started"] < job_s / 2  # stopped, saved, not finished

@@ -36,10 +36,11 @@ PREFIX = "step-"
 
 class TrainingCheckpointer:
     def __init__(self, directory: str | Path, every_s: float = 600.0, keep: int = 2,
-                 signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGUSR1)) -> None:
+                 signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGUSR1), every_steps: int | None = None) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.every_s = every_s
+        self.every_steps = every_steps
         self.keep = max(1, keep)
         self.stop_requested = False
         self._signal_pending = False
@@ -76,8 +77,10 @@ class TrainingCheckpointer:
 
     def maybe_save(self, model: torch.nn.Module, optimizer: Any = None, scheduler: Any = None,
                    *, step: int, **extras: Any) -> bool:
-        """Save if the interval has passed or a signal asked for it; return whether it saved."""
-        due = time.monotonic() - self._last_save >= self.every_s
+        """Save if the interval (in seconds, or in steps when every_steps is set) has passed or a signal
+        asked for it; return whether it saved."""
+        due = time.monotonic() - self._last_save >= self.every_s or bool(
+            self.every_steps and step % self.every_steps == 0)
         if not (due or self._signal_pending):
             return False
         self.save(model, optimizer, scheduler, step=step, **extras)

@@ -102,3 +102,44 @@ def test_minipile_recipe_saves_on_sigterm_and_resumes(tmp_path):
     finished = json.loads((out / "training_summary.json").read_text())
     assert finished["steps"] > stopped_at["steps"] and not finished["stopped_by_signal"]
     assert time.monotonic() - started < 60
+
+
+def losses(output: str) -> dict[int, float]:
+    curve = {}
+    for line in output.splitlines():
+        if line.startswith("progress: "):
+            step, _, loss = line.split()[1].split("/")[0], line.split()[2], line.split()[3]
+            curve[int(step)] = float(loss)
+    return curve
+
+
+def test_a_job_killed_with_sigkill_resumes_with_the_same_steps_and_loss_curve(tmp_path):
+    data = prepare_data(load_challenge("minipile"), "smoke")
+    recipe = load_challenge("minipile").directory / "baseline" / "train.py"
+
+    def argv(out):
+        return [sys.executable, str(recipe), "--data", str(data.data_dir), "--out", str(out), "--budget-s", "600",
+                "--size", "2L-64d", "--max-steps", "40", "--checkpoint-every-steps", "5", "--log-every", "1"]
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    reference = subprocess.run(argv(tmp_path / "ref"), capture_output=True, text=True, env=env, timeout=300)
+    expected = losses(reference.stdout)
+    assert sorted(expected) == list(range(1, 41))
+
+    killed = subprocess.Popen(argv(tmp_path / "run"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env)
+    seen = ""
+    for line in killed.stdout:
+        seen += line
+        if line.startswith("progress: 23/"):
+            killed.send_signal(signal.SIGKILL)  # no handler runs: the last checkpoint is step 20
+            break
+    killed.wait()
+    resumed = subprocess.run(argv(tmp_path / "run"), capture_output=True, text=True, env=env, timeout=300)
+    assert "resumed from" in resumed.stdout and "step-000000020" in resumed.stdout
+    after = losses(resumed.stdout)
+    assert sorted(after) == list(range(21, 41))  # steps 21-23 are redone, none skipped
+    for step, loss in after.items():
+        assert loss == pytest.approx(expected[step], abs=1e-4), step
+    summary = json.loads((tmp_path / "run" / "training_summary.json").read_text())
+    assert summary["steps"] == 40

@@ -62,6 +62,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--size", help="force a model size, e.g. 6L-384d")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--checkpoint-every-s", type=float, default=300.0)
+    parser.add_argument("--checkpoint-every-steps", type=int, help="also save every N steps")
+    parser.add_argument("--max-steps", type=int, help="a fixed schedule length instead of one sized from the budget")
+    parser.add_argument("--log-every", type=int, default=10, help="steps between progress lines")
     return parser.parse_args(argv)
 
 
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     seq_len = args.seq_len or (1024 if device == "cuda" else 128)
     batch_size = args.batch_size or (32 if device == "cuda" else 16)
     ckpt_dir = args.checkpoint_dir or args.out.with_name(args.out.name + "-checkpoints")
-    ckpt = TrainingCheckpointer(ckpt_dir, every_s=args.checkpoint_every_s)
+    ckpt = TrainingCheckpointer(ckpt_dir, every_s=args.checkpoint_every_s, every_steps=args.checkpoint_every_steps)
     plan_path = ckpt_dir / "plan.json"
 
     # Keep a tenth of the budget (at least 20 s) to evaluate and write the model folder.
@@ -149,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         size = next(s for s in SIZES if s.name == args.size) if args.size else choose_size(
             flops * MFU_GUESS[device], train_s, meta.get("max_params"))
         plan = {"size": size.name, "seq_len": seq_len, "batch_size": batch_size, "matmul_flops": flops,
-                "total_steps": None, "device": device}
+                "total_steps": args.max_steps, "device": device}
+        if args.max_steps:
+            plan_path.write_text(json.dumps(plan))
     size = next(s for s in SIZES if s.name == plan["size"])
     seq_len, batch_size = plan["seq_len"], plan["batch_size"]
     model = build_model(size, vocab, seq_len, tokenizer.eos_token_id).to(device)
@@ -196,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         loss = train_step(step)
         step += 1
         trained_s += time.monotonic() - step_start
-        if step % 10 == 0 or step == total:
+        if step % args.log_every == 0 or step == total:
             print(f"progress: {step}/{total or '?'} loss {loss:.4f}", flush=True)
         ckpt.maybe_save(model, optimizer, step=step, trained_s=trained_s)
 

@@ -58,7 +58,7 @@ class RecordingReplay(ReplayClient):
 
 def toy_challenge(root: Path):
     folder = root / "toy"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)  # may exist: a second loop on the same folders
     (folder / "challenge.toml").write_text(TOY_TOML)
     (folder / "task.md").write_text("Write a number into a file; higher is better.\n")
     (folder / "scorer.py").write_text("from challenges import Score\n\ndef score(submission, ctx):\n"
@@ -67,10 +67,11 @@ def toy_challenge(root: Path):
 
 
 def build(root: Path, steps: int, engineer_call: Callable[[int], dict], context_tokens: int = 32_000,
-          record: bool = True):
-    """Return (loop, replay clients by role) ready to `asyncio.run(loop.run())`; `record` keeps prompts."""
+          record: bool = True, existing_run: RunDir | None = None):
+    """Return (loop, replay clients by role) ready to `asyncio.run(loop.run())`; `record` keeps prompts.
+    With `existing_run`, the loop works on that run directory (to resume it)."""
     challenge = toy_challenge(root / "challenges")
-    run = RunDir.create("toy", root / "run")
+    run = existing_run or RunDir.create("toy", root / "run")
     deadline = Deadline.start(24 * 3600)
     trace = Trace(run.trace)
     budget = BudgetGuard(deadline, eval_estimate_s=60)
@@ -86,7 +87,7 @@ def build(root: Path, steps: int, engineer_call: Callable[[int], dict], context_
     recorders = {"supervisor": replay(supervisor, "supervisor"), "engineer": replay(engineer, "engineer"),
                  "scout": replay([], "scout")}
     clients = {role: RetryingClient(client) for role, client in recorders.items()}
-    limits = LoopLimits(subtask_steps=steps + 10, repeat_limit=10**9, context_tokens=context_tokens)
+    limits = LoopLimits(subtask_steps=steps + 10, repeat_limit=50, context_tokens=context_tokens)
     loop = CrewLoop(run=run, challenge=challenge, preset=challenge.presets["smoke"], deadline=deadline,
                     trace=trace, tools=tools, clients=clients, meter=UsageMeter(dict.fromkeys(recorders, "")),
                     budget=budget, limits=limits)

@@ -8,6 +8,7 @@ state/ after each one; every model response and tool result goes to the trace.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -180,12 +181,13 @@ class CrewLoop:
                 continue
             if self.tools.decisions.report is not None:
                 break
-            sub["signatures"] = (sub["signatures"] + [signature])[-self.limits.repeat_limit:]
+            # A digest is enough to see a repeat, and keeps the saved state small.
+            digest = hashlib.sha1(signature.encode()).hexdigest()[:16]
+            sub["signatures"] = (sub["signatures"] + [digest])[-self.limits.repeat_limit:]
             if len(sub["signatures"]) == self.limits.repeat_limit and len(set(sub["signatures"])) == 1:
                 reason = f"it repeated the same action and observation {self.limits.repeat_limit} times"
                 self.trace.emit("worker_stopped", agent=role, reason=reason)
                 break
-            self._save_state()
         report = self.tools.decisions.report
         self.tools.decisions.report = None
         self.trace.emit("subtask_finished", agent=role, report=report, stopped=reason or None)

@@ -127,3 +127,45 @@ def test_a_job_that_cannot_finish_is_warned_wrapped_up_and_the_run_submits(tmp_p
     assert 52.5 - 3 <= wrapup["time_left_s"] <= 52.5 + 0.5
     job = json.loads((run.jobs / "001-train" / "job.json").read_text())
     assert job["exit_code"] == 0 and job["ended"] - job["started"] < job_s / 2  # stopped, saved, not finished
+
+
+def test_sigterm_stops_jobs_gracefully_and_exits_3_then_resume_finishes(tmp_path):
+    env = cli_env(tmp_path)
+    run_dir = tmp_path / "stopped"
+    job = "trap 'echo saved > saved.txt; exit 0' TERM; for i in $(seq 600); do sleep 0.2; done"
+    script = {"supervisor": SUPERVISOR,
+              "engineer": [call("start_job", command=job, name="train"),
+                           call("run_bash", command="sleep 4", timeout_s=60), *ENGINEER_OK]}
+    proc = start(tmp_path, env, script, run_dir)
+    job_file = run_dir / "jobs" / "001-train" / "job.json"
+    while not (job_file.exists() and json.loads(job_file.read_text()).get("pid")):
+        time.sleep(0.1)
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    output = proc.communicate(timeout=120)[0].decode()
+    assert proc.returncode == 3, output
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["status"] == "no_submission" and "interrupted" in result["note"]
+    assert (run_dir / "workspace" / "saved.txt").read_text().strip() == "saved"  # SIGTERM reached the job
+    assert not json.loads(job_file.read_text()).get("ended") is None
+    resumed = subprocess.run([CLI, "resume", str(run_dir)], env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert json.loads((run_dir / "result.json").read_text())["status"] == "submitted"
+
+
+def test_active_budget_clock_does_not_count_downtime(tmp_path):
+    env = cli_env(tmp_path)
+    path = tmp_path / "script.yaml"
+    path.write_text(yaml.safe_dump({"supervisor": SUPERVISOR, "engineer": SLOW_ENGINEER}))
+    run_dir = tmp_path / "active"
+    began = time.time()
+    proc = subprocess.Popen([CLI, "run", "toy", "--preset", "smoke", "--model", f"replay:{path}", "--budget", "3m",
+                             "--budget-clock", "active", "--run-dir", str(run_dir)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    kill_after_events(proc, run_dir, 8)
+    time.sleep(6)  # the run is down: with the active clock this does not count
+    resumed = subprocess.run([CLI, "resume", str(run_dir)], env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["status"] == "submitted"
+    assert result["elapsed_s"] <= time.time() - began - 6

@@ -147,7 +147,7 @@ def test_sigterm_stops_jobs_gracefully_and_exits_3_then_resume_finishes(tmp_path
     result = json.loads((run_dir / "result.json").read_text())
     assert result["status"] == "no_submission" and "interrupted" in result["note"]
     assert (run_dir / "workspace" / "saved.txt").read_text().strip() == "saved"  # SIGTERM reached the job
-    assert not json.loads(job_file.read_text()).get("ended") is None
+    assert json.loads(job_file.read_text()).get("ended") is not None
     resumed = subprocess.run([CLI, "resume", str(run_dir)], env=env, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert json.loads((run_dir / "result.json").read_text())["status"] == "submitted"

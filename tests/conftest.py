@@ -1,5 +1,7 @@
 """Shared test setup: GPU and network tests are opt-in, and every test runs offline."""
 
+import os
+
 import pytest
 
 
@@ -7,6 +9,14 @@ def pytest_addoption(parser):
     parser.addoption("--run-gpu", action="store_true", help="run tests marked gpu")
     parser.addoption("--run-network", action="store_true", help="run tests marked network")
     parser.addoption("--run-long", action="store_true", help="run tests marked long (several minutes each)")
+
+
+def pytest_configure(config):
+    # Before any test module imports datasets or huggingface_hub: they read these once, at import, and
+    # would otherwise retry unreachable hosts for many seconds in every offline test.
+    if not config.getoption("--run-network"):
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["HF_DATASETS_OFFLINE"] = "1"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -124,7 +124,9 @@ class JobManager:
             cwd=str(self.cwd),
             created=time.time(),
             deadline=deadline,
-            grace_s=self.grace_s,
+            # A job with little time to its deadline still gets most of it: the grace (SIGTERM that much
+            # earlier) is at most a quarter of the time it has.
+            grace_s=self.grace_s if deadline is None else min(self.grace_s, max(1.0, (deadline - time.time()) / 4)),
         )
         (job_dir / jr.LOG).touch()
         record.save(job_dir)

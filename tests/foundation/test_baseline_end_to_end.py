@@ -23,7 +23,7 @@ def test_smoke_run_submits_a_scored_model(tmp_path):
     run_dir = tmp_path / "run"
     env = {**os.environ, "ANTHROPIC_API_KEY": SECRET}  # must never reach the run directory
     command = [shutil.which("research-crew"), "run", "minipile", "--preset", "smoke", "--model", "baseline",
-               "--budget", "2m30s", "--run-dir", str(run_dir)]
+               "--budget", "2m", "--run-dir", str(run_dir)]
     proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=400)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "status: submitted" in proc.stdout

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from checkpoints.atomic import fsync_path
+
 log = logging.getLogger(__name__)
 PREFIX = "step-"
 
@@ -100,10 +102,10 @@ class TrainingCheckpointer:
         torch.save(_rng_state(), staging / "rng.pt")
         (staging / "state.json").write_text(json.dumps({"step": step, **extras}))
         for file in staging.iterdir():
-            _fsync(file)
+            fsync_path(file)
         shutil.rmtree(final, ignore_errors=True)
         os.replace(staging, final)
-        _fsync(self.directory)
+        fsync_path(self.directory)
         self._prune()
         self._last_save = time.monotonic()
         self._signal_pending = False
@@ -129,11 +131,3 @@ def _set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -57,7 +57,6 @@ class LoopLimits:
 class LoopEnd:
     reason: str
     submitted: str | None = None  # the evaluation id the supervisor chose, if it did
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -229,7 +228,7 @@ class CrewLoop:
         self.state.step += 1
         timeout = max(1.0, self.budget.time_left_s())
         signature = await asyncio.wait_for(self._turn(agent, role, message), timeout=timeout)
-        self._save_state(role, agent)
+        self._save_state()
         return signature
 
     async def _turn(self, agent: AssistantAgent, role: str, message: str | None) -> str:
@@ -285,7 +284,7 @@ class CrewLoop:
             contexts["worker"] = self.worker._model_context
         return contexts
 
-    def _save_state(self, *_: Any) -> None:
+    def _save_state(self) -> None:
         """The loop's state as plain data: new messages go once to an append-only journal and the state
         lists their ids, so a save costs the same at any step. The previous snapshot is kept."""
         contexts = self._contexts()

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,8 +38,8 @@ class Evaluation:
     id: str
     challenge: str
     preset: str
-    artifact: str
-    sha256: str
+    artifact: str  # the path the agent named
+    sha256: str  # of the frozen copy, which is what was scored and what is submitted
     ok: bool
     score: float | None
     metric: dict[str, str]
@@ -49,6 +50,11 @@ class Evaluation:
     log: str = ""
     started_at: str = ""
     duration_s: float = 0.0
+    frozen: str = ""  # evaluations/<id>.frozen/<name>: a read-only copy made before scoring
+
+    @property
+    def submission_path(self) -> Path:
+        return Path(self.frozen or self.artifact)
 
     @classmethod
     def load(cls, path: Path) -> Evaluation:
@@ -65,16 +71,17 @@ def evaluate(
     eval_id, log_path = _reserve_id(evaluations_dir)
     artifact = Path(artifact).resolve()
     record = Evaluation(
-        id=eval_id, challenge=challenge.name, preset=ctx.preset, artifact=str(artifact),
-        sha256=artifact_sha256(artifact) if artifact.exists() else "", ok=False, score=None,
-        metric={"name": challenge.metric.name, "direction": challenge.metric.direction},
+        id=eval_id, challenge=challenge.name, preset=ctx.preset, artifact=str(artifact), sha256="", ok=False,
+        score=None, metric={"name": challenge.metric.name, "direction": challenge.metric.direction},
         log=str(log_path), started_at=started.isoformat(timespec="seconds"),
     )
     if not artifact.exists():
         record.error = f"artifact {artifact} does not exist"
         log_path.write_text(record.error + "\n", encoding="utf-8")
     else:
-        record = _run_scorer(record, challenge, artifact, ctx, log_path, timeout_s or ctx.time_limit_s)
+        frozen = freeze(artifact, evaluations_dir / f"{eval_id}.frozen")
+        record.frozen, record.sha256 = str(frozen), artifact_sha256(frozen)
+        record = _run_scorer(record, challenge, frozen, ctx, log_path, timeout_s or ctx.time_limit_s)
     record.duration_s = round(time.monotonic() - t0, 3)
     _write_json(evaluations_dir / f"{eval_id}.json", asdict(record))
     return record
@@ -139,6 +146,27 @@ def best_evaluation(evaluations: list[Evaluation], challenge: Challenge) -> Eval
             if best is None or challenge.metric.better(record.score, best.score):
                 best = record
     return best
+
+
+def freeze(artifact: Path, folder: Path) -> Path:
+    """A read-only copy of the artifact as it is now (files, or a folder's files), in `folder`: the scorer
+    scores it and the run submits it, so what is submitted is what was scored even if the agents go on
+    writing to the original. A copy, not a hard link: a link would follow in-place writes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    frozen = folder / artifact.name
+    if artifact.is_dir():
+        shutil.copytree(artifact, frozen, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copy2(artifact, frozen)
+    for path in [frozen, *frozen.rglob("*")] if frozen.is_dir() else [frozen]:
+        path.chmod(path.stat().st_mode & ~0o222)
+    return frozen
+
+
+def frozen_intact(record: Evaluation) -> bool:
+    """Whether the record's frozen copy still has the hash it was scored with."""
+    path = record.submission_path
+    return path.exists() and artifact_sha256(path) == record.sha256
 
 
 def artifact_sha256(path: Path) -> str:

@@ -15,6 +15,7 @@ from challenges.harness import Evaluation, evaluate, load_evaluations, release_u
 from challenges.spec import Challenge, Preset
 from crew.clock import Deadline
 from crew.errors import EXIT_INTERRUPTED, CrewError
+from crew.results import Outcome
 from crew.rundir import RunDir
 from crew.trace import Trace
 from toolkit.env import scrubbed_env
@@ -42,8 +43,15 @@ class BaselinePolicy:
     def submission(self) -> Path:
         return self.run.workspace / "submission"
 
-    def execute(self) -> Evaluation | None:
-        """Train with the recipe, then score what it wrote; None when there was nothing to score."""
+    def execute(self) -> Outcome:
+        """Train with the recipe, then score what it wrote (the Policy protocol, crew/results.py)."""
+        record = self._train_and_score()
+        if record is not None and record.ok:
+            return Outcome("submitted", submission=record)
+        return Outcome("no_submission", note=record.error if record is not None else "no artifact to score")
+
+    def _train_and_score(self) -> Evaluation | None:
+        """The scored submission; None when there was nothing to score."""
         release_unfinished(self.run.evaluations)  # a scoring cut short by a crash is made again
         done = [r for r in load_evaluations(self.run.evaluations) if r.artifact == str(self.submission)]
         if done:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
 from typing import Any
-
-from autogen_core.models import ChatCompletionClient
 
 from challenges.api import ScoreContext
 from challenges.harness import release_unfinished
 from challenges.spec import Challenge, Preset
 from crew.budget import BudgetGuard
 from crew.clock import Deadline
-from crew.errors import EXIT_INTERRUPTED, CrewError
 from crew.ledger import Ledger
 from crew.loop import CrewLoop, LoopEnd, LoopLimits
 from crew.models.errors import ModelOutage
@@ -32,11 +30,12 @@ log = logging.getLogger(__name__)
 ROLES = ("supervisor", "engineer", "scout")
 # Replayed "API errors" are retried like real ones, only without the real waits.
 REPLAY_RETRY = {"base_delay_s": 0.01, "max_delay_s": 0.05, "give_up_after_s": 30.0}
+MEMORIES_K = 5
 
 
 def build_clients(supervisor: ModelSpec, worker: ModelSpec, trace: Trace,
-                  positions: dict[str, int] | None = None) -> tuple[dict[str, ChatCompletionClient], dict[str, str]]:
-    """A client per role, each behind the retry wrapper, and the model name each is priced by."""
+                  positions: dict[str, int] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """A client per role, each behind the one retry wrapper, and the model name each is priced by."""
     from crew.models.factory import make_client
     from crew.models.retry import RetryingClient
 
@@ -73,6 +72,8 @@ class CrewPolicy:
         self.snapshot = snapshot  # set when resuming
 
     def execute(self) -> Outcome:
+        """Run the crew. However it ends, the jobs are stopped and the best verified record is submitted unless
+        the supervisor chose one; an outage, an interruption or an error leaves the run resumable."""
         positions = (self.snapshot or {}).get("clients", {})
         clients, models = build_clients(*self.specs, trace=self.trace, positions=positions)
         ledger = Ledger(self.run.evaluations, self.challenge)
@@ -80,32 +81,47 @@ class CrewPolicy:
         budget = BudgetGuard(self.deadline, max([self.preset.score_minutes * 60.0, *measured]))
         toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=budget,
                           read_only=[self.run.workspace / "data"])
-        tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger, plan=Plan.initial(
-            self.deadline.budget_s), trace=self.trace, score_context=self.score_context,
-            evaluations_dir=self.run.evaluations, memory=self.memory,
-            eval_timeout_s=lambda: max(30.0, self.deadline.time_left_s() - budget.final_s))
-        tools.on_evaluation = lambda record: budget.observe_evaluation(record.duration_s)
+        tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger,
+                          plan=Plan.initial(self.deadline.budget_s), trace=self.trace,
+                          score_context=self.score_context, evaluations_dir=self.run.evaluations,
+                          memory=self.memory, budget=budget)
         meter = UsageMeter(models)
-        loop = CrewLoop(run=self.run, challenge=self.challenge, preset=self.preset, deadline=self.deadline,
-                        trace=self.trace, tools=tools, clients=clients, meter=meter, budget=budget,
-                        limits=self.limits)
+        loop = CrewLoop(preset=self.preset, tools=tools, clients=clients, meter=meter, budget=budget, trace=self.trace,
+                        state_dir=self.run.state, limits=self.limits, memories=self._memories())
         if self.snapshot is not None:
             self._resume(loop, tools)
+        interrupted = True  # unless the loop ends by itself: then the run is resumable (exit 3)
+        resume = f"continue with `research-crew resume {self.run.root}`"
         try:
             end = asyncio.run(loop.run())
+            interrupted = False
         except ModelOutage as err:
-            tools.stop_running_jobs()
-            raise CrewError(f"model API outage: {err.message}", err.hint, exit_code=EXIT_INTERRUPTED) from err
+            end = LoopEnd(f"model API outage: {err.message}; {resume} when it is back")
         except KeyboardInterrupt:
-            stopped = tools.stop_running_jobs()  # gracefully: SIGTERM, so training saves a checkpoint
-            raise CrewError(f"interrupted at step {loop.steps}; jobs stopped: {', '.join(stopped) or 'none'}",
-                            f"continue with `research-crew resume {self.run.root}`",
-                            exit_code=EXIT_INTERRUPTED) from None
+            end = LoopEnd(f"interrupted at step {loop.state.step}; {resume}")
+        except Exception as err:  # noqa: BLE001 - a bug or an API refusal: the best record is still submitted
+            (self.run.root / "error.txt").write_text(traceback.format_exc())
+            end = LoopEnd(f"stopped by an error at step {loop.state.step}: {type(err).__name__}: {err} "
+                          f"(see error.txt); {resume}")
+            log.error("the crew stopped on an error: %s", err)
         finally:
+            stopped = tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
             self.trace.emit("crew_usage", usage=meter.to_dict(), cost_usd=meter.cost_usd,
-                            unverified_claims=len(loop.unverified))
-        tools.stop_running_jobs()  # the run is over: nothing may outlive it
-        return self._outcome(end, ledger, loop, meter)
+                            unverified_claims=len(loop.state.unverified), jobs_stopped=stopped)
+        outcome = self._outcome(end, ledger, loop, meter)
+        outcome.interrupted = interrupted
+        return outcome
+
+    def _memories(self) -> str:
+        """What earlier runs on this challenge tried and how it scored, for the supervisor's briefing."""
+        if self.memory is None:
+            return ""
+        try:
+            hits = self.memory.recall(f"{self.challenge.title}: {self.challenge.metric.name}", k=MEMORIES_K)
+        except Exception as err:  # noqa: BLE001 - memory is a help, never a reason to stop a run
+            log.warning("memory recall failed: %s", err)
+            return ""
+        return "\n".join(f"- {hit}" for hit in hits)
 
     def _resume(self, loop: CrewLoop, tools: CrewTools) -> None:
         """Continue from the last completed step; reconcile what the step in flight had begun."""
@@ -117,7 +133,7 @@ class CrewPolicy:
                 record = tools.toolkit.jobs.status(job_id).record
                 tools.inflight_jobs[(record.command, record.name)] = job_id
         tools.inflight_evaluations = [r.id for r in tools.ledger.records() if r.id not in known_evals]
-        self.trace.emit("resumed", from_step=loop.steps, inflight_jobs=sorted(tools.inflight_jobs.values()),
+        self.trace.emit("resumed", from_step=loop.state.step, inflight_jobs=sorted(tools.inflight_jobs.values()),
                         inflight_evaluations=tools.inflight_evaluations, freed_evaluation_ids=freed)
 
     def _outcome(self, end: LoopEnd, ledger: Ledger, loop: CrewLoop, meter: UsageMeter) -> Outcome:
@@ -127,7 +143,7 @@ class CrewPolicy:
         total = meter.total
         usage = Usage(input=total.input, output=total.output, cache_read=total.cache_read,
                       cache_write=total.cache_write, cost_usd=round(meter.cost_usd, 6))
-        note = end.reason if chosen is None or end.submitted is None else ""
+        note = end.reason if end.submitted is None else ""
         status = "submitted" if chosen is not None and chosen.ok else "no_submission"
-        return Outcome(status, submission=chosen if status == "submitted" else None, note=note, steps=loop.steps,
-                       usage=usage, unverified=loop.unverified)
+        return Outcome(status, submission=chosen if status == "submitted" else None, note=note,
+                       steps=loop.state.step, usage=usage, unverified=loop.state.unverified)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from challenges.harness import Evaluation, best_evaluation, load_evaluations
+from challenges.harness import Evaluation, best_evaluation, frozen_intact, load_evaluations
 from challenges.spec import Challenge
 
 NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%?)")
@@ -34,6 +34,18 @@ class Ledger:
 
     def best(self) -> Evaluation | None:
         return best_evaluation(self.records(), self.challenge)
+
+    def checked_submission(self, chosen: Evaluation) -> tuple[Evaluation | None, str]:
+        """The record to submit: `chosen` if its frozen copy still has the hash it was scored with, else the best
+        other record whose copy does; with a note saying why it changed."""
+        if frozen_intact(chosen):
+            return chosen, ""
+        ranked = sorted((r for r in self.records() if r.ok and r.id != chosen.id and r.score is not None),
+                        key=lambda r: r.score, reverse=self.challenge.metric.direction == "max")
+        replacement = next((r for r in ranked if frozen_intact(r)), None)
+        note = (f"{chosen.id}'s frozen copy no longer matches the sha256 it was scored with; "
+                + (f"submitted {replacement.id} instead" if replacement else "no intact record to submit"))
+        return replacement, note
 
     def summary(self, last: int = 5) -> str:
         records = self.records()

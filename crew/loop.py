@@ -1,8 +1,8 @@
 """The crew's step loop: the supervisor decides, one worker at a time acts, the harness scores.
 
-A step is one agent turn: one model call and the tools it asked for, run by an autogen AssistantAgent
-(max_tool_iterations=1). Between steps everything the loop knows is plain data (`state()`), saved to
-state/ after each one; every model response and tool result goes to the trace.
+A step is one agent turn (crew/agent.py): one model call and the tool calls it asked for. Decisions come
+back as typed signals with the turn; limits are raised by `_check_limits` and caught in `run`, the one
+place a run ends. Everything between steps is plain data (`LoopState`), saved once per step.
 """
 
 from __future__ import annotations
@@ -10,304 +10,269 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import logging
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from autogen_agentchat.agents import AssistantAgent
-from autogen_agentchat.base import Response
-from autogen_agentchat.messages import TextMessage, ThoughtEvent, ToolCallExecutionEvent, ToolCallRequestEvent
-from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, SystemMessage
-
-from challenges.spec import Challenge, Preset
+from challenges.spec import Preset
+from crew.agent import AgentSession, Turn
 from crew.budget import BudgetGuard
-from crew.clock import Deadline
-from crew.context import BoundedContext, estimate_text_tokens, estimate_tokens
-from crew.durations import format_duration
-from crew.ledger import Ledger
-from crew.plan import Plan
-from crew.prompts import supervisor_system, worker_system
+from crew.context import BoundedContext
+from crew.prompts import subtask_brief, supervisor_briefing, supervisor_system, worker_system
 from crew.replay import ReplayExhausted
-from crew.rundir import RunDir
-from crew.snapshots import JOURNAL, client_positions, save_snapshot
-from crew.tools import CrewTools, Decisions
+from crew.signals import Delegated, LimitExceeded, Reported, Submitted, SubtaskOver, Waiting
+from crew.snapshots import save_state
+from crew.tools import CrewTools
 from crew.trace import Trace
 from crew.usage_meter import UsageMeter
 
-log = logging.getLogger(__name__)
-TOOL_RESULT_TRACE_CHARS = 20_000
-DIGITS = re.compile(r"\d+")
+START = "The run starts now. Write your plan (update_plan) and delegate the first subtask."
+TURN_GRACE_S = 30.0
+# Durations, clock times, pids and log paths differ on every run of the same command: not a new observation.
+# Progress such as 13/60 -> 19/60 is.
+VOLATILE = re.compile(r"\b\d+(\.\d+)?\s?(ms|s|sec|min|m|h)\b|\d\d:\d\d:\d\d(\.\d+)?|\bpid:? \d+"
+                      r"|[\w.-]*(?:/[\w.-]+){2,}")
 
 
 @dataclass
 class LoopLimits:
     max_steps: int = 5000
     subtask_steps: int = 60
-    repeat_limit: int = 3  # the same action and observation this many times in a row stops a worker
-    idle_turns: int = 3  # supervisor turns without a decision before the loop ends the run
-    context_tokens: int = 32_000  # the whole prompt: system, tools and messages (estimated)
+    repeat_limit: int = 3  # the same actions and observations this many turns in a row stop a worker
+    idle_turns: int = 3  # supervisor turns without a decision, after which the loop waits for a job event
+    idle_wait_s: float = 900.0
+    context_tokens: int = 32_000  # the whole prompt: system, tools and messages
     max_cost_usd: float | None = None
+
+
+@dataclass
+class Subtask:
+    role: str
+    brief: str
+    minutes: float
+    ends_at_s: float  # on the run's clock (the deadline's elapsed seconds)
+    steps: int = 0
+    signatures: list[str] = field(default_factory=list)
+    stop: str | None = None  # why it must end now; the worker is then asked for its final report
+
+
+@dataclass
+class LoopState:
+    step: int = 0
+    phase: str = "work"
+    notes: list[str] = field(default_factory=lambda: [START])  # for the supervisor's next turn, in order
+    idle: int = 0
+    subtask: Subtask | None = None
+    next_message: str | None = None  # what the active worker's next turn is sent
+    submitted: str | None = None
+    unverified: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass
 class LoopEnd:
     reason: str
-    submitted: str | None = None  # the evaluation id the supervisor chose, if it did
-
-
-@dataclass
-class LoopState:
-    """Where the loop is between two steps, as plain data; with the contexts, all a resume needs."""
-
-    step: int = 0
-    note: str = "The run starts now. Write your plan (update_plan) and delegate the first subtask."
-    idle: int = 0
-    phase: str = "work"
-    subtask: dict[str, Any] | None = None  # role, subtask, minutes, ends_at, message, warned, signatures
     submitted: str | None = None
-    unverified: list[dict[str, str]] = field(default_factory=list)
 
 
 class CrewLoop:
-    def __init__(self, *, run: RunDir, challenge: Challenge, preset: Preset, deadline: Deadline, trace: Trace,
-                 tools: CrewTools, clients: dict[str, ChatCompletionClient], meter: UsageMeter,
-                 budget: BudgetGuard, limits: LoopLimits | None = None) -> None:
-        self.rundir, self.challenge, self.preset, self.deadline, self.trace = run, challenge, preset, deadline, trace
-        self.tools, self.clients, self.meter, self.budget = tools, clients, meter, budget
-        self.limits = limits or LoopLimits()
-        self.ledger: Ledger = tools.ledger
-        self.plan: Plan = tools.plan
+    def __init__(self, *, preset: Preset, tools: CrewTools, clients: dict[str, Any], meter: UsageMeter,
+                 budget: BudgetGuard, trace: Trace, state_dir: Path, limits: LoopLimits | None = None,
+                 memories: str = "") -> None:
+        self.preset, self.tools, self.clients, self.meter, self.budget = preset, tools, clients, meter, budget
+        self.trace = trace
+        self.state_dir, self.limits, self.memories = state_dir, limits or LoopLimits(), memories
         self.state = LoopState()
-        self._pending_thought: dict[str, str] = {}
-        self.supervisor = self._agent("supervisor")
-        self.worker: AssistantAgent | None = None
+        self.supervisor = self._session("supervisor")
+        self.worker: AgentSession | None = None
 
-    @property
-    def steps(self) -> int:
-        return self.state.step
-
-    @property
-    def unverified(self) -> list[dict[str, str]]:
-        return self.state.unverified
-
-    # -- agents -----------------------------------------------------------------------------------
-
-    def _agent(self, role: str) -> AssistantAgent:
-        system = (supervisor_system(self.challenge, self.preset) if role == "supervisor"
-                  else worker_system(role, self.challenge, self.preset))
-        tools = self.tools.for_role(role)
-        # The cap is for the whole prompt: what the system prompt and the tool schemas take is fixed.
-        fixed = (estimate_tokens(SystemMessage(content=system))
-                 + estimate_text_tokens(json.dumps([t.schema for t in tools])))
-        context = BoundedContext(max_tokens=self.limits.context_tokens - fixed, anchors=0 if role == "supervisor"
-                                 else 1)
-        return AssistantAgent(name=role, model_client=self.clients[role], tools=tools, system_message=system,
-                              model_context=context, reflect_on_tool_use=False, max_tool_iterations=1,
-                              model_client_stream=False)
-
-    # -- the run ----------------------------------------------------------------------------------
+    def _session(self, role: str) -> AgentSession:
+        challenge, preset = self.tools.challenge, self.preset
+        system = (supervisor_system(challenge, preset) if role == "supervisor"
+                  else worker_system(role, challenge, preset))
+        context = BoundedContext(max_tokens=self.limits.context_tokens, anchors=0 if role == "supervisor" else 1)
+        return AgentSession(role, self.clients[role], system, self.tools.for_role(role), context)
 
     async def run(self) -> LoopEnd:
-        """Run (or, after restore(), continue) until a submission, the final phase or a stop."""
-        state = self.state
-        while True:
-            if (stop := self._must_stop()) is not None:
-                return LoopEnd(stop, submitted=state.submitted)
-            if state.subtask is not None:
-                state.note = await self._continue_subtask()
-                continue
-            self.tools.decisions = Decisions()
-            try:
-                await self._step(self.supervisor, "supervisor", self._supervisor_message(state.note))
-            except ReplayExhausted as err:
-                return LoopEnd(f"the supervisor's model has no more answers ({err})")
-            except TimeoutError:
-                continue  # the phase ended during the call: the next turn starts in the new phase
-            decisions = self.tools.decisions
-            if decisions.submission:
-                state.submitted = decisions.submission["evaluation"]
-                self._save_state()
-                return LoopEnd("the supervisor submitted", submitted=state.submitted)
-            if decisions.delegation:
-                state.idle = 0
-                self._start_subtask(decisions.delegation)
-            else:
-                state.idle += 1
-                if state.idle >= self.limits.idle_turns:
-                    return LoopEnd(f"the supervisor made no decision in {state.idle} turns")
-                state.note = "You neither delegated nor submitted. Use delegate(...) or submit(...)."
-            self._save_state()
+        """Run (or, after restore(), continue) until a submission, a limit or the final phase."""
+        try:
+            while True:
+                self._check_limits()
+                await (self._worker_step() if self.state.subtask else self._supervisor_step())
+                self.save()
+        except Submitted as submitted:
+            self.state.submitted = submitted.evaluation_id
+            return LoopEnd("the supervisor submitted", submitted=submitted.evaluation_id)
+        except LimitExceeded as limit:
+            return LoopEnd(str(limit))
+        except ReplayExhausted as err:
+            return LoopEnd(f"the supervisor's model has no more answers ({err})")
+        finally:
+            self.save()
 
-    def _start_subtask(self, delegation: dict[str, Any]) -> None:
-        role, subtask, minutes = delegation["role"], delegation["subtask"], delegation["minutes"]
-        ends_at = time.time() + min(minutes * 60, self.budget.time_left_s())
-        self.trace.emit("subtask_started", agent="supervisor", role=role, subtask=subtask, minutes=minutes)
-        self.worker = self._agent(role)
-        message = (f"Your subtask (time allotted {format_duration(minutes * 60)}):\n{subtask}\n\n"
-                   f"Budget: {self.budget.line()}\n\nLedger:\n{self.ledger.summary()}")
-        self.state.subtask = {"role": role, "subtask": subtask, "minutes": minutes, "ends_at": ends_at,
-                              "message": message, "warned": False, "signatures": [], "steps": 0}
-
-    async def _continue_subtask(self) -> str:
-        """Run the active subtask's steps until its report or a stop; return the note for the supervisor."""
-        sub, role = self.state.subtask, self.state.subtask["role"]
-        reason = ""
-        while True:
-            if (stop := self._must_stop()) is not None or self.budget.phase() != self.state.phase:
-                reason = stop or f"the run entered its {self.budget.phase()} phase"
-                break
-            if sub["steps"] >= self.limits.subtask_steps:
-                reason = f"it used its {self.limits.subtask_steps} steps"
-                break
-            if time.time() >= sub["ends_at"]:
-                if sub["warned"]:
-                    reason = "its time allotment ran out"
-                    break
-                sub["warned"], sub["message"] = True, "Your time allotment is over: call report(...) now."
-            message = sub["message"] or f"[budget] {self.budget.line()}"
-            sub["message"] = None
-            sub["steps"] += 1
-            try:
-                signature = await self._step(self.worker, role, message)
-            except ReplayExhausted as err:
-                reason = f"its model had no more answers ({err})"
-                break
-            except TimeoutError:
-                continue
-            if self.tools.decisions.report is not None:
-                break
-            # A digest is enough to see a repeat, and keeps the saved state small.
-            digest = hashlib.sha1(signature.encode()).hexdigest()[:16]
-            sub["signatures"] = (sub["signatures"] + [digest])[-self.limits.repeat_limit:]
-            if len(sub["signatures"]) == self.limits.repeat_limit and len(set(sub["signatures"])) == 1:
-                reason = f"it repeated the same action and observation {self.limits.repeat_limit} times"
-                self.trace.emit("worker_stopped", agent=role, reason=reason)
-                break
-        report = self.tools.decisions.report
-        self.tools.decisions.report = None
-        self.trace.emit("subtask_finished", agent=role, report=report, stopped=reason or None)
-        self.state.subtask, self.worker = None, None
-        self._save_state()
-        if report is None:
-            return f"The {role} was stopped because {reason}, without a report."
-        self._check_claims(role, json.dumps(report))
-        text = "\n".join(f"- {key}: {value}" for key, value in report.items())
-        return f"Report from the {role}" + (f" (stopped: {reason})" if reason else "") + f":\n{text}"
-
-    def _must_stop(self) -> str | None:
+    def _check_limits(self) -> None:
         phase = self.budget.phase()
         if phase != self.state.phase:
             self._enter_phase(phase)
         if phase == "final":
-            return "the final phase began: the best evaluation record is submitted"
+            raise LimitExceeded("final_phase", self.budget.final_s, self.budget.deadline.time_left_s())
         if self.state.step >= self.limits.max_steps:
-            return f"the step limit ({self.limits.max_steps}) was reached"
+            raise LimitExceeded("steps", self.limits.max_steps, self.state.step)
         if self.limits.max_cost_usd is not None and self.meter.cost_usd >= self.limits.max_cost_usd:
-            return f"the cost limit (${self.limits.max_cost_usd:g}) was reached"
-        return None
+            raise LimitExceeded("cost", self.limits.max_cost_usd, self.meter.cost_usd)
 
     def _enter_phase(self, phase: str) -> None:
         self.state.phase = phase
-        self.trace.emit("phase", phase=phase, time_left_s=round(self.deadline.time_left_s(), 1))
-        if phase == "wrap-up":
-            stopped = self.tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
-            self.state.note = (f"WRAP-UP: {format_duration(self.budget.time_left_s())} left before the final phase. "
-                               f"Running jobs were stopped so they saved checkpoints ({', '.join(stopped) or 'none'}). "
-                               "Evaluate the best checkpoints if needed, then submit the best evaluation.\n"
-                               + self.state.note)
+        self.trace.emit("phase", phase=phase, time_left_s=round(self.budget.deadline.time_left_s(), 1))
+        if phase != "wrap-up":
+            return
+        stopped = self.tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
+        self.state.notes.append(
+            f"WRAP-UP: {self.budget.line()}. Running jobs were stopped so they saved checkpoints "
+            f"({', '.join(stopped) or 'none'}). Evaluate the best checkpoint if it has no record yet, then submit "
+            "the best evaluation.")
+        if self.state.subtask:
+            self.state.subtask.stop = "the run entered its wrap-up phase"
 
-    # -- one step ---------------------------------------------------------------------------------
+    # -- the supervisor ---------------------------------------------------------------------------
 
-    async def _step(self, agent: AssistantAgent, role: str, message: str | None) -> str:
-        """One agent turn, bounded by the end of the current phase; returns a signature of its actions and
-        observations (for repeat detection). The state is saved after it."""
+    async def _supervisor_step(self) -> None:
+        notes, self.state.notes = self.state.notes, []
+        turn = await self._turn(self.supervisor, supervisor_briefing(self.tools, self.budget, self.meter, notes,
+                                                                     self.memories))
+        decision = turn.decision
+        if isinstance(decision, Submitted):
+            raise decision
+        if isinstance(decision, Delegated):
+            self.state.idle = 0
+            return self._start_subtask(decision)
+        if isinstance(decision, Waiting):
+            self.state.idle = 0
+            return self.state.notes.append(await self._wait(decision.minutes * 60))
+        self.state.idle += 1
+        self.state.notes.append("You neither delegated, waited nor submitted: use delegate, wait or submit.")
+        if self.state.idle >= self.limits.idle_turns:
+            self.state.idle = 0
+            self.state.notes.append(await self._wait(self.limits.idle_wait_s))
+
+    async def _wait(self, seconds: float) -> str:
+        jobs = [s.record.id for s in self.tools.running_jobs()]
+        event = await asyncio.to_thread(self.tools.wait_for_event, jobs, "progress",
+                                        min(seconds, self.budget.time_left_s()))
+        self.trace.emit("waited", agent="supervisor", event=event)
+        return f"Waited: {event}"
+
+    def _start_subtask(self, delegated: Delegated) -> None:
+        seconds = min(delegated.minutes * 60, self.budget.time_left_s())
+        self.state.subtask = Subtask(delegated.role, delegated.subtask, delegated.minutes,
+                                     ends_at_s=self.budget.deadline.elapsed_s() + seconds)
+        self.state.next_message = subtask_brief(delegated, self.tools, self.budget)
+        self.trace.emit("subtask_started", agent="supervisor", role=delegated.role, subtask=delegated.subtask,
+                        minutes=delegated.minutes)
+        self.worker = self._session(delegated.role)
+
+    # -- a worker ---------------------------------------------------------------------------------
+
+    async def _worker_step(self) -> None:
+        sub = self.state.subtask
+        message, self.state.next_message = self.state.next_message, f"[budget] {self.budget.line()}"
+        try:
+            if stop := sub.stop or self._subtask_over(sub):
+                raise SubtaskOver(stop)
+            sub.steps += 1
+            turn = await self._turn(self.worker, message)
+            if isinstance(turn.decision, Reported):
+                return self._end_subtask(turn.decision, None)
+            self._watch_repeats(sub, turn)
+        except SubtaskOver as over:
+            self._end_subtask(await self._final_report(str(over)), str(over))
+        except ReplayExhausted as err:
+            self._end_subtask(None, f"its model had no more answers ({err})")
+
+    def _subtask_over(self, sub: Subtask) -> str | None:
+        if sub.steps >= self.limits.subtask_steps:
+            return f"it used its {self.limits.subtask_steps} steps"
+        if self.budget.deadline.elapsed_s() >= sub.ends_at_s:
+            return "its time allotment ran out"
+        return None
+
+    def _watch_repeats(self, sub: Subtask, turn: Turn) -> None:
+        observed = json.dumps([(c["name"], c["arguments"]) for c in turn.calls]) + turn.text + json.dumps(
+            [VOLATILE.sub("#", r["content"]) for r in turn.results])
+        sub.signatures = [*sub.signatures, hashlib.sha1(observed.encode()).hexdigest()[:16]][-self.limits.repeat_limit:]
+        if len(sub.signatures) == self.limits.repeat_limit and len(set(sub.signatures)) == 1:
+            sub.stop = f"it repeated the same actions and observations {self.limits.repeat_limit} times"
+            self.trace.emit("worker_stopped", agent=sub.role, reason=sub.stop)
+
+    async def _final_report(self, reason: str) -> Reported | None:
+        """A stopped worker is asked once for its report (it may call nothing else)."""
+        try:
+            turn = await self._turn(self.worker, f"[crew] Stop now: {reason}. Call report(...) with what you did, "
+                                    "which evaluations you made and what you learned.", only_tool="report")
+        except ReplayExhausted:
+            return None
+        return turn.decision if isinstance(turn.decision, Reported) else None
+
+    def _end_subtask(self, reported: Reported | None, stopped: str | None) -> None:
+        role = self.state.subtask.role
+        report = reported.report if reported else None
+        self.trace.emit("subtask_finished", agent=role, report=report, stopped=stopped)
+        self.state.subtask, self.worker = None, None
+        if report is None:
+            return self.state.notes.append(f"The {role} was stopped because {stopped}, without a report.")
+        self._check_claims(role, json.dumps(report))
+        text = "\n".join(f"- {key}: {value}" for key, value in report.items())
+        stopped_note = f" (stopped: {stopped})" if stopped else ""
+        self.state.notes.append(f"Report from the {role}{stopped_note}:\n{text}")
+
+    # -- one turn ---------------------------------------------------------------------------------
+
+    async def _turn(self, session: AgentSession, message: str | None, only_tool: str | None = None) -> Turn:
+        """One agent turn, bounded by the start of the final phase (commands inside it by their own phase)."""
         self.state.step += 1
-        timeout = max(1.0, self.budget.time_left_s())
-        signature = await asyncio.wait_for(self._turn(agent, role, message), timeout=timeout)
-        self._save_state()
-        return signature
-
-    async def _turn(self, agent: AssistantAgent, role: str, message: str | None) -> str:
-        messages = [TextMessage(content=message, source="crew")] if message else []
-        actions: list[str] = []
-        async for event in agent.on_messages_stream(messages, CancellationToken()):
-            if isinstance(event, ThoughtEvent):
-                self._pending_thought[role] = event.content
-            elif isinstance(event, ToolCallRequestEvent):
-                calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in event.content]
-                response = {"tool_calls": calls}
-                if thought := self._pending_thought.pop(role, None):
-                    response["text"] = thought
-                    self._check_claims(role, thought)
-                self._record_model_call(role, response)
-                actions.append(json.dumps([(c.name, c.arguments) for c in event.content]))
-            elif isinstance(event, ToolCallExecutionEvent):
-                results = [{"call_id": r.call_id, "name": r.name, "is_error": r.is_error,
-                            "content": r.content[:TOOL_RESULT_TRACE_CHARS]} for r in event.content]
-                self.trace.emit("tool_results", agent=role, step=self.state.step, results=results)
-                # Timings, log names and pids differ on every run of the same command: not a new observation.
-                actions.append(json.dumps([(r.name, DIGITS.sub("#", r.content)) for r in event.content]))
-            elif isinstance(event, Response) and isinstance(event.chat_message, TextMessage):
-                self._record_model_call(role, {"text": event.chat_message.content})
-                self._check_claims(role, event.chat_message.content)
-                actions.append(event.chat_message.content)
-        return "\n".join(actions)
-
-    def _record_model_call(self, role: str, response: dict[str, Any]) -> None:
-        usage = self.meter.record(role, self.clients[role])
-        self.trace.emit("model_response", agent=role, step=self.state.step, response=response, usage=usage,
-                        cost_usd=round(self.meter.cost_usd, 6))
+        limit = max(1.0, self.budget.deadline.time_left_s() - self.budget.final_s) + TURN_GRACE_S
+        try:
+            turn = await asyncio.wait_for(session.turn(message, only_tool), timeout=limit)
+        except TimeoutError:  # the session gave every call started a result: its conversation stays valid
+            self.trace.emit("turn_cut", agent=session.role, step=self.state.step)
+            return Turn(session.role)
+        usage = self.meter.record(session.role, turn.usage)
+        response: dict[str, Any] = {"text": turn.text} if turn.text or not turn.calls else {}
+        if turn.calls:
+            response["tool_calls"] = turn.calls
+        self.trace.emit("model_response", agent=session.role, step=self.state.step, response=response, usage=usage,
+                        cost_usd=round(self.meter.cost_usd, 6), truncated_retries=turn.retried_truncation or None)
+        if turn.results:
+            self.trace.emit("tool_results", agent=session.role, step=self.state.step, results=turn.results)
+        self._check_claims(session.role, turn.text)
+        return turn
 
     def _check_claims(self, role: str, text: str) -> None:
-        for claim in self.ledger.unverified_claims(text):
-            entry = {"agent": role, "value": claim.value, "context": claim.context}
-            self.state.unverified.append(entry)
+        for claim in self.tools.ledger.unverified_claims(text):
+            self.state.unverified.append({"agent": role, "value": claim.value, "context": claim.context})
             self.trace.emit("unverified_claim", agent=role, value=claim.value, context=claim.context)
 
-    def _supervisor_message(self, note: str) -> str:
-        jobs = self.tools.job_warnings(self.budget)
-        return (f"## Budget\n{self.budget.line()}; model cost so far ${self.meter.cost_usd:.2f}\n\n"
-                f"## Plan\n{self.plan.render()}\n\n## Ledger (harness records)\n{self.ledger.summary()}\n\n"
-                + (f"## Jobs that will not finish before wrap-up\n{jobs}\n\n" if jobs else "")
-                + f"## Since your last turn\n{note}")
+    # -- state ------------------------------------------------------------------------------------
 
-    # -- state ----------------------------------------------------------------------------------
-
-    def _contexts(self) -> dict[str, BoundedContext]:
-        # autogen has no public getter for an agent's context, and its save_state is async.
-        contexts = {"supervisor": self.supervisor._model_context}
+    def save(self) -> None:
+        contexts = {"supervisor": self.supervisor.context}
         if self.worker is not None:
-            contexts["worker"] = self.worker._model_context
-        return contexts
-
-    def _save_state(self) -> None:
-        """The loop's state as plain data: new messages go once to an append-only journal and the state
-        lists their ids, so a save costs the same at any step. The previous snapshot is kept."""
-        contexts = self._contexts()
-        fresh = [line for ctx in contexts.values() for line in ctx.fresh_messages()]
-        if fresh:
-            with open(self.rundir.state / JOURNAL, "a", encoding="utf-8") as journal:
-                journal.writelines(json.dumps({"id": i, "message": m}, default=str) + "\n" for i, m in fresh)
-                journal.flush()
-                os.fsync(journal.fileno())
-        save_snapshot(self.rundir.state, {
-            "step": self.state.step, "loop": asdict(self.state), "plan": self.plan.to_dict(),
-            "contexts": {name: ctx.snapshot() for name, ctx in contexts.items()},
-            "usage": self.meter.to_dict(), "clients": client_positions(self.clients),
-            "known_jobs": self.tools.job_ids(), "known_evaluations": [r.id for r in self.ledger.records()],
-            "trace_seq": self.trace.seq, "saved_at": time.time(), "active_s": self.deadline.elapsed_s(),
-        })
+            contexts["worker"] = self.worker.context
+        save_state(self.state_dir, contexts, {
+            "step": self.state.step, "loop": asdict(self.state), "plan": self.tools.plan.to_dict(),
+            "usage": self.meter.to_dict(), "clients": self.clients, "known_jobs": self.tools.job_ids(),
+            "known_evaluations": [r.id for r in self.tools.ledger.records()], "trace_seq": self.trace.seq,
+            "saved_at": time.time(), "active_s": self.budget.deadline.elapsed_s()})
 
     def restore(self, snapshot: dict[str, Any], journal: dict[str, dict[str, Any]]) -> None:
         """Continue from a saved snapshot: contexts, loop position, plan and usage."""
-        self.state = LoopState(**snapshot["loop"])
-        self.plan.items[:] = Plan.from_dict(snapshot["plan"]).items
+        loop = dict(snapshot["loop"])
+        subtask = Subtask(**loop.pop("subtask")) if loop.get("subtask") else None
+        self.state = LoopState(**loop, subtask=subtask)
+        self.tools.plan.items[:] = type(self.tools.plan).from_dict(snapshot["plan"]).items
         self.meter.load(snapshot["usage"])
-        self.supervisor._model_context.restore(snapshot["contexts"]["supervisor"], journal)
-        if self.state.subtask is not None:
-            self.worker = self._agent(self.state.subtask["role"])
-            self.worker._model_context.restore(snapshot["contexts"]["worker"], journal)
+        self.supervisor.context.restore(snapshot["contexts"]["supervisor"], journal)
+        if subtask is not None:
+            self.worker = self._session(subtask.role)
+            self.worker.context.restore(snapshot["contexts"]["worker"], journal)

@@ -4,6 +4,8 @@ what changes (budget, plan, ledger, memories, the last report) comes in each tur
 from __future__ import annotations
 
 from challenges.spec import Challenge, Preset
+from crew import reference
+from crew.durations import format_duration
 
 CHECKPOINT_EXAMPLE = """\
 from checkpoints.training import TrainingCheckpointer
@@ -26,24 +28,46 @@ def challenge_brief(challenge: Challenge, preset: Preset) -> str:
 
 def supervisor_system(challenge: Challenge, preset: Preset) -> str:
     return f"""You are the supervisor of a research crew working on an ML challenge inside a hard time budget.
-You plan and decide; you never run commands yourself. Each turn you get the budget, the plan, the ledger of
-evaluations (the only scores that count: the scoring harness made them), relevant memories, and the last
-worker report. Then you act with your tools:
+You plan and decide; you never run commands yourself. Each turn you get the budget and time left per phase,
+the plan, the ledger of evaluations (the only scores that count: the scoring harness made them) with the
+baseline's score, the jobs table, memories of earlier runs, and what happened since your last turn. Then act:
 - update_plan(phase, status, minutes): keep the written plan current, one phase at a time.
 - delegate(role, subtask, minutes): give ONE subtask to a worker: "engineer" (files, commands, training jobs,
   GPU, evaluate) or "scout" (arXiv, GitHub, memory). Be specific; say what to report back.
+- wait(minutes): while a job trains, wait without spending model calls; you are woken by a job event.
+- recall(query): search what this and earlier runs tried and how it scored.
 - submit(evaluation_id, rationale): choose the final submission by naming an evaluation record. This ends the run.
-Rules: quote scores only from the ledger; never start work that cannot finish before the reserve; keep time
-for the final evaluation; submit the best verified evaluation before the deadline.
+Rules: quote scores only from the ledger; prefer short, fixed-length experiments first and scale up the winner;
+never start work that cannot finish before wrap-up; submit the best verified evaluation before the deadline.
 
 {challenge_brief(challenge, preset)}"""
+
+
+def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str) -> str:
+    """The supervisor's turn message: what changes between turns, compact and bounded."""
+    baseline = reference.baseline_score(tools.challenge.name, tools.score_context.preset)
+    baseline_line = f"baseline policy's score: {baseline:.4f}" if baseline is not None else "baseline not scored yet"
+    parts = [f"## Budget\n{budget.line()}; model cost so far ${meter.cost_usd:.2f}",
+             f"## Plan\n{tools.plan.render()}",
+             f"## Ledger (harness records; {baseline_line})\n{tools.ledger.summary()}",
+             f"## Jobs\n{tools.jobs_table()}"]
+    if memories:
+        parts.append(f"## Memories of earlier runs on this challenge\n{memories}")
+    parts.append("## Since your last turn\n" + ("\n\n".join(notes) or "Nothing new."))
+    return "\n\n".join(parts)
+
+
+def subtask_brief(delegated, tools, budget) -> str:
+    return (f"Your subtask (time allotted {format_duration(delegated.minutes * 60)}):\n{delegated.subtask}\n\n"
+            f"Budget: {budget.line()}\n\nLedger:\n{tools.ledger.summary()}")
 
 
 def worker_system(role: str, challenge: Challenge, preset: Preset) -> str:
     if role == "engineer":
         duties = f"""You are the engineer. You work in the workspace (your current directory); the challenge data is
 read-only under data/. Write code with write_file/edit_file, run short things with run_bash/run_python, and
-run training as a background job with start_job, then poll it with job_status/tail_job. Long jobs must save
+run training as a background job with start_job, then wait for it with wait_for_job (no polling, no sleep).
+The challenge's reference recipe is in baseline/. Long jobs must save
 checkpoints and resume; use this helper:
 {CHECKPOINT_EXAMPLE}
 Score an artifact only with evaluate(artifact_path): a score exists only as an evaluation record. Record

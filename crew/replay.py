@@ -33,7 +33,10 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 
 from crew.errors import CrewError
+from crew.models.anthropic_convert import request_params
+from crew.models.protocol import check_anthropic_request
 
+REPLAY_MAX_TOKENS = 8192
 REPLAY_MODEL_INFO: ModelInfo = {"vision": False, "function_calling": True, "json_output": False,
                                 "family": "replay", "structured_output": False}
 
@@ -104,7 +107,10 @@ class ReplayClient(ChatCompletionClient):
         self.position += 1
         if "error" in answer:
             raise _replayed_error(answer["error"])
-        prompt = self.count_tokens(messages, tools=tools)
+        # The conversation must be one the real API accepts: the same checks as the test API server.
+        params = request_params("replay", REPLAY_MAX_TOKENS, messages, tools, tool_choice, extra_create_args)
+        check_anthropic_request(params)
+        prompt = len(json.dumps(params)) // 4
         result = _result_from(answer, call_number=self.position)
         completion = max(1, len(json.dumps(response_record(result))) // 4)
         self._last = RequestUsage(prompt_tokens=prompt, completion_tokens=completion)
@@ -126,11 +132,8 @@ class ReplayClient(ChatCompletionClient):
         return self._total
 
     def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
-        """An estimate, four characters a token (the context's own measure): enough to watch prompt size."""
-        from crew.context import estimate_text_tokens, estimate_tokens
-
-        schemas = json.dumps([t.schema if isinstance(t, Tool) else t for t in tools])
-        return sum(estimate_tokens(m) for m in messages) + estimate_text_tokens(schemas)
+        """Four characters a token over the request the Anthropic API would get: enough to watch prompt size."""
+        return len(json.dumps(request_params("replay", REPLAY_MAX_TOKENS, messages, tools))) // 4
 
     def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
         return 200_000 - self.count_tokens(messages, tools=tools)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from challenges.harness import Evaluation
 from challenges.spec import Challenge
@@ -35,6 +35,18 @@ class Outcome:
     resumes: int = 0
     usage: Usage = field(default_factory=Usage)
     unverified: list[dict[str, str]] = field(default_factory=list)  # numbers agents cited with no record
+    interrupted: bool = False  # stopped by an outage, a signal or an error: `resume` continues it (exit 3)
+
+
+class Policy(Protocol):
+    """How a run is worked: the baseline recipe (crew/baseline.py) or the LLM crew (crew/crew_policy.py).
+    `execute` returns how it ended; a policy that stops on an error raises, and the runner still submits the
+    best verified evaluation."""
+
+    run: RunDir
+    challenge: Challenge
+
+    def execute(self) -> Outcome: ...
 
 
 def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elapsed_s: float,
@@ -50,7 +62,8 @@ def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elap
         "metric": {"name": challenge.metric.name, "direction": challenge.metric.direction},
         "score": score, "baseline_score": baseline_score, "improvement": improvement,
         "success": improvement is not None and improvement >= challenge.metric.success_threshold,
-        "submission": ({"path": sub.artifact, "sha256": sub.sha256, "evaluation": sub.id} if sub else None),
+        "submission": ({"path": str(sub.submission_path), "sha256": sub.sha256, "evaluation": sub.id,
+                        "artifact": sub.artifact} if sub else None),
         "budget_s": config.budget_s, "elapsed_s": round(elapsed_s, 1), "steps": outcome.steps,
         "resumes": outcome.resumes,
         "tokens": {"input": outcome.usage.input, "output": outcome.usage.output,

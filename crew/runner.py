@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import time
 import traceback
@@ -24,14 +25,16 @@ from crew.crew_policy import CrewPolicy
 from crew.devices import gpu_count
 from crew.durations import format_duration, parse_duration
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, EXIT_NO_SUBMISSION, CrewError
+from crew.ledger import Ledger
 from crew.loop import LoopLimits
-from crew.results import Outcome, build_result, write_report, write_result
+from crew.results import Outcome, Policy, build_result, write_report, write_result
 from crew.rundir import RunDir
 from crew.snapshots import load_snapshot
 from crew.specs import ModelSpec, default_spec, parse_spec
 from crew.trace import Trace
 
 log = logging.getLogger(__name__)
+COST_CAP_PER_HOUR = 2.0
 
 
 @dataclass(frozen=True)
@@ -69,16 +72,24 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err
     run = RunDir.create(challenge.name, request.run_dir)
+    max_cost = request.max_cost_usd
+    if max_cost is None and supervisor_spec.kind != "baseline":
+        max_cost = default_cost_cap(budget_s)
+    if max_cost is not None:
+        say(f"model cost cap: ${max_cost:.2f} (change it with --max-cost)")
     deadline = Deadline.start(budget_s)
     config = RunConfig(
         run_id=run.run_id, challenge=challenge.name, challenge_dir=str(challenge.directory), preset=preset.name,
         model=str(spec), supervisor_model=str(supervisor_spec), worker_model=str(worker_spec), budget_s=budget_s,
         started_at=deadline.started_at,
-        device=device, data_dir=str(data.data_dir), max_cost_usd=request.max_cost_usd,
+        device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
         budget_clock=request.budget_clock,
     )
     config.save(run.run_toml)
     (run.workspace / "data").symlink_to(data.data_dir, target_is_directory=True)
+    if (challenge.directory / "baseline").is_dir():  # the task text points the agents at it
+        shutil.copytree(challenge.directory / "baseline", run.workspace / "baseline",
+                        ignore=shutil.ignore_patterns("__pycache__"))
     trace = Trace(run.trace)
     trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
                budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock)
@@ -130,6 +141,12 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
                             memory=_memory(run, config), snapshot=snapshot)
     exit_code, outcome = _execute(policy)
     outcome.resumes = resumes
+    if outcome.submission is not None:  # what is submitted must be what was scored
+        outcome.submission, changed = Ledger(run.evaluations, challenge).checked_submission(outcome.submission)
+        if changed:
+            trace.emit("submission_checked", note=changed)
+            outcome.note = f"{outcome.note}; {changed}".strip("; ")
+            outcome.status = "submitted" if outcome.submission else "no_submission"
     if config.model == "baseline" and outcome.submission:  # the baseline policy's score is the reference
         reference.record_baseline_score(challenge.name, preset.name, outcome.submission.score, run.run_id)
     baseline_score = reference.baseline_score(challenge.name, preset.name)
@@ -139,32 +156,40 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     return exit_code, run
 
 
-def _execute(policy: BaselinePolicy | CrewPolicy) -> tuple[int, Outcome]:
-    """Run the policy; every way it can end becomes an Outcome, so result.json is always written."""
+def _execute(policy: Policy) -> tuple[int, Outcome]:
+    """Run the policy; every way it can end becomes an Outcome, so result.json is always written. Whatever
+    stopped it, the best verified evaluation is submitted; a run stopped early stays resumable (exit 3)."""
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        evaluation = policy.execute()
-        if isinstance(evaluation, Outcome):
-            return (EXIT_DONE if evaluation.status == "submitted" else EXIT_NO_SUBMISSION), evaluation
+        outcome = policy.execute()
     except CrewError as err:
         if err.exit_code != EXIT_INTERRUPTED:
             raise
-        return EXIT_INTERRUPTED, Outcome("no_submission", note=err.message)
+        outcome = Outcome("no_submission", note=err.message, interrupted=True)
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED, Outcome("no_submission", note="interrupted")
+        outcome = Outcome("no_submission", note="interrupted", interrupted=True)
     except Exception as err:  # a bug or a broken recipe: recorded, and the run still ends with its files
         (policy.run.root / "error.txt").write_text(traceback.format_exc())
-        return EXIT_NO_SUBMISSION, Outcome("failed", note=f"{type(err).__name__}: {err} (see error.txt)")
+        outcome = Outcome("failed", note=f"{type(err).__name__}: {err} (see error.txt)", interrupted=True)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if evaluation is not None and evaluation.ok:
-        return EXIT_DONE, Outcome("submitted", submission=evaluation)
-    note = evaluation.error if evaluation is not None else "no artifact to score"
-    return EXIT_NO_SUBMISSION, Outcome("no_submission", note=note)
+    if outcome.interrupted and outcome.submission is None:
+        best = Ledger(policy.run.evaluations, policy.challenge).best()
+        if best is not None:
+            outcome.status, outcome.submission = "submitted", best
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED, outcome
+    return (EXIT_DONE if outcome.status == "submitted" else EXIT_NO_SUBMISSION), outcome
 
 
 def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
+
+
+def default_cost_cap(budget_s: float) -> float:
+    """USD of model calls a run may spend unless --max-cost says otherwise: COST_CAP_PER_HOUR per hour of
+    budget (a 24-hour run: $48, several times the projected cost with prompt caching), at least $1."""
+    return round(max(1.0, COST_CAP_PER_HOUR * budget_s / 3600), 2)
 
 
 def _choose_models(request: RunRequest, say: Callable[[str], None]) -> tuple[ModelSpec, ModelSpec]:

@@ -21,6 +21,20 @@ def save_snapshot(state_dir: Path, snapshot: dict[str, Any]) -> None:
     atomic_write_json(latest, snapshot)
 
 
+def save_state(state_dir: Path, contexts: dict[str, Any], fields: dict[str, Any]) -> None:
+    """One save of the loop: new context messages go once to the append-only journal (so a save costs the
+    same at any step), then the snapshot lists their ids. `fields["clients"]` is the clients by role."""
+    fresh = [line for ctx in contexts.values() for line in ctx.fresh_messages()]
+    if fresh:
+        with open(state_dir / JOURNAL, "a", encoding="utf-8") as journal:
+            journal.writelines(json.dumps({"id": i, "message": m}, default=str) + "\n" for i, m in fresh)
+            journal.flush()
+            os.fsync(journal.fileno())
+    snapshot = {**fields, "clients": client_positions(fields["clients"]),
+                "contexts": {name: ctx.snapshot() for name, ctx in contexts.items()}}
+    save_snapshot(state_dir, snapshot)
+
+
 def load_snapshot(state_dir: Path) -> dict[str, Any] | None:
     """The newest readable snapshot: latest.json, else previous.json (a kill between the two renames)."""
     for name in (LATEST, PREVIOUS):

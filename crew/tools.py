@@ -1,21 +1,21 @@
-"""The tools each role gets: the Toolkit's methods, evaluate, memory, and the crew's own
-(plan, delegate, submit, report). The crew's tools only record a decision; the loop acts on it."""
+"""The tools each role gets: the Toolkit's methods, evaluate, waiting, memory, and the crew's own decisions
+(delegate, submit, report, wait), which raise typed signals (crew/signals.py) for the loop to act on."""
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
 from typing import Any, Literal
 
-from autogen_core.tools import FunctionTool
-
 from challenges.api import ScoreContext
+from challenges.harness import artifact_sha256
 from challenges.harness import evaluate as harness_evaluate
 from challenges.spec import Challenge
+from crew.budget import BudgetGuard
 from crew.durations import format_duration
 from crew.ledger import Ledger
 from crew.plan import Plan
+from crew.signals import Delegated, Reported, Submitted, Waiting
 from crew.trace import Trace
 from toolkit import Toolkit
 from toolkit.paths import PathRefused
@@ -23,28 +23,18 @@ from toolkit.paths import PathRefused
 ENGINEER_TOOLKIT = ("run_bash", "run_python", "job_status", "tail_job", "stop_job", "list_jobs",
                     "list_files", "read_file", "write_file", "edit_file", "undo_edit", "gpu_status")
 SCOUT_TOOLKIT = ("search_arxiv", "read_arxiv_paper", "search_github", "read_github_file", "list_files", "read_file")
-
-
-@dataclass
-class Decisions:
-    """What the agents decided through their tools, for the loop to carry out. Plain data."""
-
-    delegation: dict[str, Any] | None = None
-    submission: dict[str, Any] | None = None
-    report: dict[str, Any] | None = None
-    evaluations: list[str] = field(default_factory=list)
+POLL_S = 2.0  # how often a wait looks at the jobs
+MILESTONE = 0.1  # a wait for progress returns at each further tenth of a job
 
 
 class CrewTools:
     def __init__(self, *, challenge: Challenge, toolkit: Toolkit, ledger: Ledger, plan: Plan, trace: Trace,
                  score_context: ScoreContext, evaluations_dir: Path, memory: Any | None,
-                 eval_timeout_s: Any) -> None:
+                 budget: BudgetGuard) -> None:
         self.challenge, self.toolkit, self.ledger, self.plan, self.trace = challenge, toolkit, ledger, plan, trace
         self.score_context, self.evaluations_dir, self.memory = score_context, evaluations_dir, memory
-        self.eval_timeout_s = eval_timeout_s  # a callable: seconds the scorer may take now
-        self.on_evaluation = None  # called with each new record (the budget learns scoring times)
-        self.decisions = Decisions()
-        self._lock = threading.Lock()
+        self.budget = budget
+        self.poll_s = POLL_S
         # After a resume: what the step in flight at the crash had already done, so that doing the step
         # again re-attaches to its job and reuses its evaluation instead of doing them twice.
         self.inflight_jobs: dict[tuple[str, str], str] = {}
@@ -64,8 +54,7 @@ class CrewTools:
             return f"Unknown role '{role}': use 'engineer' or 'scout'."
         if not subtask.strip() or minutes <= 0:
             return "Give a subtask text and a positive number of minutes."
-        self.decisions.delegation = {"role": role, "subtask": subtask.strip(), "minutes": float(minutes)}
-        return f"Delegated to the {role} ({minutes:g} min). Its report comes in your next turn."
+        raise Delegated(role, subtask.strip(), float(minutes))
 
     def submit(self, evaluation_id: str, rationale: str) -> str:
         """Choose the final submission by naming an evaluation record from the ledger. This ends the run."""
@@ -74,8 +63,14 @@ class CrewTools:
             return f"No evaluation '{evaluation_id}' in the ledger. Known: {[r.id for r in self.ledger.records()]}"
         if not record.ok:
             return f"Evaluation {record.id} failed ({record.error}); submit a successful one."
-        self.decisions.submission = {"evaluation": record.id, "rationale": rationale}
-        return f"Submitted {record.id} (score {record.score:.4f}). The run will end."
+        raise Submitted(record.id, rationale, record.score)
+
+    def wait(self, minutes: float) -> str:
+        """Wait without model calls while jobs run: your next turn comes when a job ends or passes a tenth of
+        its progress, when the budget phase changes, or after `minutes`, whichever is first."""
+        if minutes <= 0:
+            return "Give a positive number of minutes."
+        raise Waiting(float(minutes))
 
     # -- the workers' tools -----------------------------------------------------------------------
 
@@ -103,13 +98,10 @@ class CrewTools:
         record = self._inflight_record(artifact)
         if record is None:
             record = harness_evaluate(self.challenge, artifact, self.score_context, self.evaluations_dir,
-                                      timeout_s=self.eval_timeout_s())
+                                      timeout_s=max(30.0, self.budget.deadline.time_left_s() - self.budget.final_s))
             self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
                             error=record.error, artifact=record.artifact, duration_s=record.duration_s)
-            if self.on_evaluation is not None:
-                self.on_evaluation(record)
-        with self._lock:
-            self.decisions.evaluations.append(record.id)
+            self.budget.observe_evaluation(record.duration_s)
         if not record.ok:
             reasons = "; ".join(record.violations) or record.error
             return f"Evaluation {record.id} failed: {reasons}. Log: {record.log}"
@@ -117,8 +109,6 @@ class CrewTools:
                 f"({self.challenge.metric.direction} is better). Details: {record.details}")
 
     def _inflight_record(self, artifact: Path):
-        from challenges.harness import artifact_sha256
-
         for record_id in list(self.inflight_evaluations):
             record = self.ledger.get(record_id)
             if record and record.artifact == str(artifact) and record.sha256 == artifact_sha256(artifact):
@@ -157,11 +147,38 @@ class CrewTools:
     def report(self, changed: str, commands: str, evaluations: list[str], learned: str, proposes: str) -> str:
         """End your subtask with a structured report for the supervisor: what you changed (files), which
         commands and jobs ran, which evaluation ids you asked for, what you learned, what you propose next."""
-        self.decisions.report = {"changed": changed, "commands": commands, "evaluations": list(evaluations),
-                                 "learned": learned, "proposes": proposes}
-        return "Report received; your subtask is over."
+        raise Reported({"changed": changed, "commands": commands, "evaluations": list(evaluations),
+                        "learned": learned, "proposes": proposes})
+
+    def wait_for_job(self, job_id: str, until: Literal["exit", "progress"] = "exit", max_minutes: float = 30) -> str:
+        """Wait for a background job without spending model calls: returns when it exits, or (until="progress")
+        when it passes its next tenth of progress, or when the budget phase changes, or after max_minutes.
+        Use this instead of polling job_status or sleeping."""
+        if job_id not in self.job_ids():
+            return f"No job '{job_id}'. Jobs: {', '.join(self.job_ids()) or 'none'}"
+        event = self.wait_for_event([job_id], until, max_minutes * 60)
+        return f"{event}\n{self.toolkit.job_status(job_id)}"
 
     # -- jobs, for the loop ------------------------------------------------------------------------
+
+    def wait_for_event(self, job_ids: list[str], until: str, max_s: float) -> str:
+        """Block until one of the jobs exits (or, until="progress", passes a tenth of its progress), the budget
+        phase changes, or max_s pass; say which."""
+        phase, started = self.budget.phase(), time.monotonic()
+        marks = {j: _milestone(self.toolkit.jobs.status(j)) for j in job_ids}
+        while True:
+            for job_id in job_ids:
+                status = self.toolkit.jobs.status(job_id)
+                if not status.running:
+                    return f"Job {job_id} ended ({status.state}) after {format_duration(status.runtime_s())}."
+                if until == "progress" and _milestone(status) > marks[job_id]:
+                    return f"Job {job_id} reached {status.progress}."
+            if self.budget.phase() != phase:
+                return f"The budget phase changed to {self.budget.phase()}."
+            waited = time.monotonic() - started
+            if waited >= max_s:
+                return f"No job event in {format_duration(waited)}."
+            time.sleep(min(self.poll_s, max_s - waited, max(0.05, self.budget.time_left_s())))
 
     def job_ids(self) -> list[str]:
         return self.toolkit.jobs.ids()
@@ -177,43 +194,33 @@ class CrewTools:
             stopped.append(status.record.id)
         return stopped
 
-    def job_warnings(self, budget) -> str:
-        """Running jobs whose ETA passes the start of wrap-up, with the numbers."""
+    def jobs_table(self) -> str:
+        """Every job: state, progress and ETA, and whether it can finish before wrap-up."""
         lines = []
-        for status in self.running_jobs():
-            progress, elapsed = status.progress, status.runtime_s() or 0.0
-            if progress is None or progress.eta_s is None or progress.eta_s <= budget.work_left_s():
-                continue
-            rate = progress.done / elapsed if elapsed else 0.0
-            lines.append(f"- {status.record.id}: elapsed {format_duration(elapsed)}, {progress.done:g}/"
-                         f"{progress.total:g} at {rate:.3g}/s, ETA {format_duration(progress.eta_s)}, but only "
-                         f"{format_duration(budget.work_left_s())} left before wrap-up")
-        return "\n".join(lines)
+        for status in map(self.toolkit.jobs.status, self.job_ids()):
+            line = f"- {status.summary_line()}"
+            progress, work_left = status.progress, self.budget.work_left_s()
+            if status.running and progress and progress.eta_s is not None and progress.eta_s > work_left:
+                elapsed = status.runtime_s() or 0.0
+                rate = progress.done / elapsed if elapsed else 0.0
+                line += (f" — WILL NOT FINISH: {progress.done:g}/{progress.total:g} at {rate:.3g}/s, ETA "
+                         f"{format_duration(progress.eta_s)}, only {format_duration(work_left)} left before wrap-up")
+            lines.append(line)
+        return "\n".join(lines) or "No jobs."
 
     # -- sets of tools per role -------------------------------------------------------------------
 
-    def for_role(self, role: str) -> list[FunctionTool]:
+    def for_role(self, role: str) -> list:
+        """The methods each role may call (their docstrings are what the model reads)."""
         if role == "supervisor":
-            own = [self.update_plan, self.delegate, self.submit]
-            return [_tool(f) for f in own]
+            return [self.update_plan, self.delegate, self.submit, self.wait, self.recall]
         names = ENGINEER_TOOLKIT if role == "engineer" else SCOUT_TOOLKIT
         toolkit = [getattr(self.toolkit, name) for name in names]
-        own = ([self.start_job, self.evaluate, self.propose_hypothesis, self.record_outcome] if role == "engineer"
-               else [self.recall])
-        return [_tool(f) for f in [*toolkit, *own, self.report]]
+        own = ([self.start_job, self.wait_for_job, self.evaluate, self.propose_hypothesis, self.record_outcome]
+               if role == "engineer" else [self.recall])
+        return [*toolkit, *own, self.report]
 
 
-class _Tool(FunctionTool):
-    """A FunctionTool whose JSON schema is built once: autogen rebuilds it with pydantic on every model
-    call otherwise, which was most of a step's own cost."""
-
-    @property
-    def schema(self):
-        if not hasattr(self, "_schema_cache"):
-            self._schema_cache = super().schema
-        return self._schema_cache
-
-
-def _tool(method) -> FunctionTool:
-    description = " ".join((method.__doc__ or method.__name__).split())
-    return _Tool(method, description=description, name=method.__name__)
+def _milestone(status) -> int:
+    """Which tenth of its progress a job has passed (-1 without progress lines)."""
+    return int(status.progress.fraction / MILESTONE) if status.progress else -1

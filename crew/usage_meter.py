@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from autogen_core.models import ChatCompletionClient
-
 from crew.models.usage import CallUsage, cost_usd
 
 
@@ -17,12 +15,8 @@ class UsageMeter:
         self.by_agent: dict[str, CallUsage] = {role: CallUsage() for role in models}
         self.cost_by_agent: dict[str, float] = {role: 0.0 for role in models}
 
-    def record(self, role: str, client: ChatCompletionClient) -> dict[str, int]:
-        """Add the client's last call to the totals; return that call's usage."""
-        usage = getattr(client, "last_usage", None)
-        if not isinstance(usage, CallUsage):  # clients without cache detail: autogen's RequestUsage
-            request = client.actual_usage()
-            usage = CallUsage(input=request.prompt_tokens, output=request.completion_tokens)
+    def record(self, role: str, usage: CallUsage) -> dict[str, int]:
+        """Add one call's usage to the totals; return it as plain data."""
         self.by_agent[role] = self.by_agent.get(role, CallUsage()) + usage
         if self.models.get(role):
             self.cost_by_agent[role] = self.cost_by_agent.get(role, 0.0) + cost_usd(self.models[role], usage)

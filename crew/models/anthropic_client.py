@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -30,11 +31,8 @@ from pydantic import BaseModel
 
 from crew.models.anthropic_convert import (
     Block,
-    add_cache_breakpoints,
-    convert_messages,
+    request_params,
     response_blocks,
-    tool_choice_param,
-    tool_definitions,
 )
 from crew.models.usage import CallUsage
 
@@ -51,8 +49,10 @@ FINISH: dict[str | None, FinishReasons] = {
 }
 # Tool-call turns remembered for echoing their thinking blocks; only the latest cycles ever need it.
 ECHO_TURNS = 256
-# Sampling knobs we never forward: the current SDK rejects temperature for new models.
-DROPPED_ARGS = ("temperature", "top_p", "top_k")
+# A 5-minute cache write costs 1.25x the input price, a 1-hour one 2x, a read 0.1x: when calls come more than
+# five minutes apart (long job waits), only the 1-hour cache is still there to read.
+TTL_GAP_S = 300.0
+RECENT_CALLS = 5
 
 
 def _family(model: str) -> str:
@@ -90,9 +90,10 @@ def result_of(response: Any, usage: CallUsage) -> CreateResult:
     text = "\n".join(t for t in texts if t)
     request_usage = RequestUsage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.output)
     if calls:
-        return CreateResult(
-            finish_reason="function_calls", content=calls, usage=request_usage, cached=False, thought=text or None
-        )
+        # Cut off at max_tokens inside a tool call: the input is incomplete and must not be run.
+        truncated = response.stop_reason in ("max_tokens", "model_context_window_exceeded")
+        return CreateResult(finish_reason="length" if truncated else "function_calls", content=calls,
+                            usage=request_usage, cached=False, thought=text or None)
     finish = FINISH.get(response.stop_reason, "unknown")
     return CreateResult(finish_reason=finish, content=text, usage=request_usage, cached=False)
 
@@ -115,6 +116,13 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
         self._last_request = RequestUsage(0, 0)
         self._total_request = RequestUsage(0, 0)
         self._turns: OrderedDict[str, list[Block]] = OrderedDict()
+        self._call_times: deque[float] = deque(maxlen=RECENT_CALLS)
+
+    def cache_ttl(self) -> str:
+        """The cheaper cache lifetime for the gaps between this client's recent calls."""
+        times = list(self._call_times)
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+        return "1h" if gaps and gaps[len(gaps) // 2] > TTL_GAP_S else "5m"
 
     def build_request(
         self,
@@ -124,23 +132,8 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
         extra_create_args: Mapping[str, Any] = {},  # noqa: B006 - read only, mirrors autogen's signature
     ) -> dict[str, Any]:
         """The keyword arguments of messages.create for these messages (public for tests and traces)."""
-        system, converted = convert_messages(messages, echo=self._turns.get)
-        tool_defs = tool_definitions(tools)
-        add_cache_breakpoints(tool_defs, system, converted)
-        params: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": converted}
-        if system:
-            params["system"] = system
-        if tool_defs:
-            params["tools"] = tool_defs
-            choice = tool_choice_param(tool_choice)
-            if choice is not None:
-                params["tool_choice"] = choice
-        for key, value in extra_create_args.items():
-            if key in DROPPED_ARGS:
-                log.warning("dropping %s=%r: not sent to the Anthropic API", key, value)
-            else:
-                params[key] = value
-        return params
+        return request_params(self.model, self.max_tokens, messages, tools, tool_choice, extra_create_args,
+                              echo=self._turns.get, cache_ttl=self.cache_ttl())
 
     async def create(
         self,
@@ -154,6 +147,7 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
     ) -> CreateResult:
         if json_output:
             raise ValueError("AnthropicChatCompletionClient does not support json_output or structured output")
+        self._call_times.append(time.monotonic())
         params = self.build_request(messages, tools, tool_choice, extra_create_args)
         future = asyncio.ensure_future(self._client.messages.create(**params))
         if cancellation_token is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from autogen_core import FunctionCall, Image
@@ -25,6 +25,8 @@ Message = dict[str, Any]
 # Looks up the blocks of a model turn as received, by the id of its first tool call.
 Echo = Callable[[str], list[Block] | None]
 EPHEMERAL = {"type": "ephemeral"}
+# Sampling knobs we never forward: the current API rejects temperature with top_p, and autogen sends them.
+DROPPED_ARGS = ("temperature", "top_p", "top_k")
 # The API rejects empty text blocks; an empty turn still has to say something.
 EMPTY = "(empty)"
 
@@ -161,15 +163,40 @@ def convert_messages(
     return system, out
 
 
-def add_cache_breakpoints(tools: list[Block], system: list[Block], messages: list[Message]) -> None:
+def add_cache_breakpoints(tools: list[Block], system: list[Block], messages: list[Message], ttl: str = "5m") -> None:
     """Mark the stable prefix (tools, system) and the latest turn so the next call reads them from cache.
 
     Three breakpoints of the four allowed: the prefix is cached in order tools -> system -> messages, so
-    the breakpoint on the latest message lets the next call reuse everything up to it.
+    the breakpoint on the latest message lets the next call reuse everything up to it. All three have the
+    same TTL ("5m", or "1h" when calls are expected to come further apart than five minutes).
     """
+    control = dict(EPHEMERAL) if ttl == "5m" else {**EPHEMERAL, "ttl": ttl}
     if tools:
-        tools[-1]["cache_control"] = dict(EPHEMERAL)
+        tools[-1]["cache_control"] = dict(control)
     if system:
-        system[-1]["cache_control"] = dict(EPHEMERAL)
+        system[-1]["cache_control"] = dict(control)
     if messages and messages[-1]["content"]:
-        messages[-1]["content"][-1]["cache_control"] = dict(EPHEMERAL)
+        messages[-1]["content"][-1]["cache_control"] = dict(control)
+
+
+def request_params(model: str, max_tokens: int, messages: Sequence[LLMMessage], tools: Sequence[Tool | ToolSchema],
+                   tool_choice: Any = "auto", extra: Mapping[str, Any] | None = None, echo: Echo | None = None,
+                   cache_ttl: str = "5m") -> dict[str, Any]:
+    """The keyword arguments of messages.create (the request body) for autogen messages and tools."""
+    system, converted = convert_messages(messages, echo=echo)
+    tool_defs = tool_definitions(tools)
+    add_cache_breakpoints(tool_defs, system, converted, cache_ttl)
+    params: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": converted}
+    if system:
+        params["system"] = system
+    if tool_defs:
+        params["tools"] = tool_defs
+        choice = tool_choice_param(tool_choice)
+        if choice is not None:
+            params["tool_choice"] = choice
+    for key, value in (extra or {}).items():
+        if key in DROPPED_ARGS:
+            log.warning("dropping %s=%r: not sent to the Anthropic API", key, value)
+        else:
+            params[key] = value
+    return params

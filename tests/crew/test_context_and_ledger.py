@@ -2,43 +2,40 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
-from autogen_core import FunctionCall
-from autogen_core.models import (
-    AssistantMessage,
-    FunctionExecutionResult,
-    FunctionExecutionResultMessage,
-    UserMessage,
-)
 
 from challenges.api import ScoreContext
 from challenges.harness import evaluate
 from challenges.loader import load_challenge
-from crew.context import ELIDED, BoundedContext
+from crew.context import ELIDED, NOTE_PREFIX, BoundedContext, Message
 from crew.errors import CrewError
 from crew.ledger import Ledger
 from crew.replay import load_script
 from tests.foundation.helpers import write_challenge
 
 
-def exchange(i: int, output_chars: int):
-    call = FunctionCall(id=f"c{i}", name="run_bash", arguments=json.dumps({"command": f"echo {i}"}))
-    return [AssistantMessage(content=[call], source="engineer"),
-            FunctionExecutionResultMessage(content=[FunctionExecutionResult(
-                content="x" * output_chars, call_id=f"c{i}", name="run_bash", is_error=False)])]
+def exchange(i: int, output_chars: int, thought: str = "", argument_chars: int = 0) -> list[Message]:
+    arguments = {"command": f"echo {i}"} | ({"content": "y" * argument_chars} if argument_chars else {})
+    call = {"id": f"c{i}", "name": "run_bash", "arguments": json.dumps(arguments)}
+    return [Message("assistant", thought, calls=[call]),
+            Message("tool", results=[{"call_id": f"c{i}", "name": "run_bash", "content": "x" * output_chars,
+                                      "is_error": False}])]
 
 
-def fill(context: BoundedContext, exchanges: int, output_chars: int) -> list:
-    async def go():
-        await context.add_message(UserMessage(content="BRIEF: train a model", source="crew"))
-        for i in range(exchanges):
-            for message in exchange(i, output_chars):
-                await context.add_message(message)
-        return await context.get_messages()
-    return asyncio.run(go())
+def fill(context: BoundedContext, exchanges: int, output_chars: int, **kwargs) -> list[Message]:
+    context.add(Message("user", "BRIEF: train a model"))
+    for i in range(exchanges):
+        for message in exchange(i, output_chars, **kwargs):
+            context.add(message)
+    return context.messages
+
+
+def sent_chars(messages: list[Message]) -> int:
+    """Everything the API receives of these messages, counted independently of crew.context."""
+    return sum(len(m.text) + sum(len(c["name"]) + len(c["arguments"]) for c in m.calls)
+               + sum(len(r["name"]) + len(r["content"]) for r in m.results) for m in messages)
 
 
 @pytest.mark.parametrize("output_chars", [40, 4000])
@@ -46,22 +43,51 @@ def test_context_stays_under_its_cap_and_keeps_calls_with_results(output_chars):
     context = BoundedContext(max_tokens=3000, anchors=1, max_messages=120)
     messages = fill(context, 400, output_chars)
     assert context.tokens() <= 3000 and len(messages) <= 120
-    assert messages[0].content == "BRIEF: train a model"  # the anchor stays
-    assert "omitted" in messages[1].content and context.dropped > 0
+    assert messages[0].text == "BRIEF: train a model"  # the anchor stays
+    assert messages[1].text.startswith(NOTE_PREFIX) and context.dropped
     for index, message in enumerate(messages):
-        if isinstance(message, FunctionExecutionResultMessage):
+        if message.role == "tool":
             calls = messages[index - 1]
-            assert isinstance(calls, AssistantMessage)
-            assert {c.id for c in calls.content} == {r.call_id for r in message.content}
-    last = messages[-1]
-    assert last.content[0].content == "x" * output_chars  # the recent window is never elided
+            assert calls.role == "assistant"
+            assert {c["id"] for c in calls.calls} == {r["call_id"] for r in message.results}
+    assert messages[-1].results[0]["content"] == "x" * output_chars  # the recent window is never elided
+
+
+def test_thoughts_and_long_tool_arguments_count_and_are_elided():
+    """The cap holds for what is sent: thoughts and arguments (e.g. write_file content) included."""
+    context = BoundedContext(max_tokens=8000, anchors=1, recent=4)
+    messages = fill(context, 200, 40, thought="t" * 560, argument_chars=3000)
+    assert sent_chars(messages) // 4 <= 8000
+    calls = [json.loads(m.calls[0]["arguments"]) for m in messages if m.role == "assistant"]
+    assert any(ELIDED in c["content"] for c in calls) and any(ELIDED in m.text for m in messages[2:])
+    assert all(c["command"].startswith("echo") for c in calls)  # an elided call is still a JSON object
+
+
+def test_dropped_exchanges_are_summarised_in_the_note():
+    context = BoundedContext(max_tokens=3000, anchors=1)
+    messages = fill(context, 100, 400)
+    note = messages[1].text
+    assert note.startswith(NOTE_PREFIX)
+    newest_dropped = int(json.loads(context.messages[2].calls[0]["arguments"])["command"].split()[1]) - 1
+    assert f'run_bash({{"command": "echo {newest_dropped}"}}) -> xxxx' in note  # what a dropped call did
+    assert f"({newest_dropped + 1 - 20} older exchanges)" in note  # the note itself stays bounded
+
+
+def test_the_estimate_is_calibrated_by_the_reported_prompt_size():
+    context = BoundedContext(max_tokens=4000, anchors=1)
+    fill(context, 10, 400)
+    before = context.tokens()
+    context.calibrate(reported_prompt_tokens=2 * context.estimate(), estimated_prompt_tokens=context.estimate())
+    assert context.scale > 1.2 and context.tokens() > before
+    fill(context, 100, 400)
+    assert context.tokens() <= 4000  # the cap holds in the API's tokens
 
 
 def test_old_tool_outputs_are_elided_before_anything_is_dropped():
     context = BoundedContext(max_tokens=10_000, anchors=1, recent=4)
     messages = fill(context, 12, 4000)  # about 12,000 tokens of tool output
-    assert context.dropped == 0 and len(messages) == 25
-    elided = [m for m in messages if isinstance(m, FunctionExecutionResultMessage) and ELIDED in m.content[0].content]
+    assert not context.dropped and len(messages) == 25
+    elided = [m for m in messages if m.role == "tool" and ELIDED in m.results[0]["content"]]
     assert len(elided) >= 5 and context.tokens() <= 10_000
 
 
@@ -71,7 +97,7 @@ def test_a_snapshot_and_its_journal_restore_the_same_context():
     journal = dict(context.fresh_messages())
     copy = BoundedContext(max_tokens=2000, anchors=1)
     copy.restore(json.loads(json.dumps(context.snapshot())), journal)
-    assert asyncio.run(copy.get_messages()) == asyncio.run(context.get_messages())
+    assert copy.messages == context.messages
     assert copy.tokens() == context.tokens()
 
 

@@ -77,17 +77,20 @@ def test_a_number_with_no_record_behind_it_is_flagged(tmp_path, monkeypatch):
     assert "0.93" in (run.root / "report.md").read_text()
 
 
-def test_a_repeating_worker_is_stopped_and_the_supervisor_told(tmp_path, monkeypatch):
-    engineer = [call("run_bash", command="echo same", timeout_s=10)] * 5
+def test_a_repeating_worker_is_stopped_asked_for_its_report_and_the_supervisor_told(tmp_path, monkeypatch):
+    engineer = [call("run_bash", command="echo same", timeout_s=10)] * 3 + [
+        call("report", changed="nothing", commands="echo same", evaluations=[], learned="it echoes", proposes="stop")]
     supervisor = [call("delegate", role="engineer", subtask="Look around.", minutes=1), {"text": "Nothing to do."}]
     code, run, result, events = run_crew(tmp_path, monkeypatch, {"supervisor": supervisor, "engineer": engineer})
     assert code == EXIT_NO_SUBMISSION and result["status"] == "no_submission"
     stopped = kinds(events, "worker_stopped")
-    assert stopped and "repeated the same action" in stopped[0]["reason"]
-    assert len([e for e in kinds(events, "model_response") if e["agent"] == "engineer"]) == 3
+    assert stopped and "repeated the same actions" in stopped[0]["reason"]
+    engineer_calls = [e for e in kinds(events, "model_response") if e["agent"] == "engineer"]
+    assert len(engineer_calls) == 4 and engineer_calls[-1]["response"]["tool_calls"][0]["name"] == "report"
     journal = {e["id"]: e["message"] for e in map(json.loads, (run.state / "messages.jsonl").read_text().splitlines())}
     supervisor_ids = json.loads((run.state / "latest.json").read_text())["contexts"]["supervisor"]["ids"]
-    assert any("repeated the same action" in str(journal[i]["content"]) for i in supervisor_ids)
+    told = [journal[i]["text"] for i in supervisor_ids if "Report from the engineer" in journal[i]["text"]]
+    assert told and "repeated the same actions" in told[0] and "it echoes" in told[0]
 
 
 def test_replaying_a_finished_runs_trace_reproduces_it(tmp_path, monkeypatch):

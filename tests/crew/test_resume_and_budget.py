@@ -105,7 +105,8 @@ def wrapup_script(wait_s: int, job_s: int) -> dict:
         "engineer": [call("start_job", command=job, name="train"),
                      call("run_bash", command="sleep 4", timeout_s=10),  # a few progress lines for the ETA
                      call("report", changed="", commands="job 001-train", evaluations=[], learned="", proposes="wait"),
-                     call("run_bash", command=f"sleep {wait_s}", timeout_s=wait_s),
+                     call("run_bash", command=f"sleep {wait_s}", timeout_s=wait_s),  # cut off by wrap-up
+                     call("report", changed="", commands="sleep", evaluations=[], learned="cut off", proposes="eval"),
                      call("evaluate", artifact_path="answer.txt"),
                      call("report", changed="", commands="", evaluations=["eval-0001"], learned="", proposes="submit")],
     }
@@ -122,7 +123,7 @@ def test_a_job_that_cannot_finish_is_warned_wrapped_up_and_the_run_submits(tmp_p
     assert code == 0 and result["status"] == "submitted" and result["score"] == 0.5
     assert time.time() - started < budget_s
     journal = (run.state / "messages.jsonl").read_text()
-    assert "will not finish before wrap-up" in journal and "ETA" in journal
+    assert "WILL NOT FINISH" in journal and "ETA" in journal
     [wrapup] = [e for e in kinds(events, "phase") if e["phase"] == "wrap-up"]
     # Wrap-up began when the reserve was left, not earlier: 1.25 x 30 s of scoring plus the final 15 s
     # (5% of the budget is less, at both sizes).

@@ -18,7 +18,8 @@ it). It is the `replay:` script format (crew/replay.py), so a run's trace.jsonl 
         output_tokens: 350                             # else characters / 4 of the answer
       - tool_calls: [{name: write_file, arguments: {path: a.py, content: "..."}}]
         stop_reason: max_tokens                        # cut off: the last input is half written
-      - refusal: "I can't help with that."             # stop_reason refusal
+      - refusal: "I can't help with that."             # stop_reason refusal (OpenAI: message.refusal)
+        refusal_category: frontier_llm                 # stop_details.category (optional)
       - fault: 429                                     # HTTP 429 rate_limit_error instead of an answer
         retry_after: 1                                 # seconds, sent as the Retry-After header
       - fault: 529                                     # overloaded_error (OpenAI: 503); 500: api_error
@@ -26,13 +27,17 @@ it). It is the `replay:` script format (crew/replay.py), so a run's trace.jsonl 
       - text: done                                     #   connection (the socket closes, no answer)
         delay_s: 2                                     # answer after a pause
 
-An answer whose length exceeds the request's max_tokens is cut off the same way as `stop_reason:
-max_tokens`. Usage counts characters / 4: input, cache reads and writes from the cache_control
-breakpoints (tests/apiserver/cache.py), output. A request the real service would refuse gets its 400
-answer and is recorded in `violations`; an answer the script lacks (no role matched, script exhausted,
-a stream requested) gets a 400 whose message starts with "apiserver:" and is recorded in
-`script_problems`. Every request is in `exchanges`. The `api_server` fixture (fixture.py) starts one
-and fails the test at teardown on any violation or script problem the test did not declare.
+Tool calls get fresh ids (toolu_01..., call_...) unless the script gives `id:`. An answer longer than the
+request's max_tokens is cut off the same way as `stop_reason: max_tokens`. Usage counts characters / 4:
+input, cache reads and writes from the cache_control breakpoints (tests/apiserver/cache.py; pass
+clock= to move time past a TTL, min_cache_tokens= for another model's minimum), output.
+
+A request the real service would refuse gets its real answer (400, or 401 without a key) and is recorded
+in `violations`. A request the script cannot answer (no role matched, the role's answers used up, a
+stream asked for) gets a 400 whose message starts with "apiserver:" and is recorded in `script_problems`.
+Every request is in `exchanges` (server.requests(role) filters them; Exchange.last_user_text() is what
+the model was last told). The `api_server` fixture (fixture.py) starts one per call and fails the test at
+teardown on any violation or script problem the test did not declare.
 """
 
 from __future__ import annotations
@@ -121,13 +126,12 @@ class ApiServer:
         self.exchanges: list[Exchange] = []
         self.script_problems: list[str] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _Server | None = None
 
     # -- lifecycle
     def start(self) -> ApiServer:
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        httpd.daemon_threads = True
-        httpd.api = self  # type: ignore[attr-defined]
+        httpd = _Server(("127.0.0.1", 0), _Handler)
+        httpd.api = self
         self._httpd = httpd
         threading.Thread(target=httpd.serve_forever, args=(0.05,), name="apiserver", daemon=True).start()
         return self
@@ -231,7 +235,17 @@ class ApiServer:
         return 400, {}, openai_error_body(error)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a client's idle keep-alive connection must not hold up stop()
+    api: ApiServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("apiserver: connection from %s ended", client_address, exc_info=True)  # a client went away
+
+
 class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs expect
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
@@ -245,7 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as err:
             body = f"invalid JSON: {err}"
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, reply_headers, reply = self.server.api.handle(api, body, headers)  # type: ignore[attr-defined]
+        status, reply_headers, reply = self.server.api.handle(api, body, headers)
         if status == 0:
             self.close_connection = True  # the client sees the connection drop
             return

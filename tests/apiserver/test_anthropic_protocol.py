@@ -14,6 +14,7 @@ TOOL = {"name": "read_file", "description": "Read a file.",
         "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
 USE = {"type": "tool_use", "id": "toolu_01A", "name": "read_file", "input": {"path": "log"}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "loss 3.4"}
+THOUGHT = {"type": "thinking", "thinking": "The log will say.", "signature": "EqQBCgIYAhIM1gbcDa9G"}
 CACHED = {"type": "ephemeral"}
 
 
@@ -120,6 +121,21 @@ RULES = [
      {"tools": None, "tool_choice": {"type": "any"}, "messages": [user("Go.")]},
      "tool_choice: tool_choice may only be specified while providing tools.",
      {"tool_choice": {"type": "any"}, "messages": [user("Go.")]}),
+    ("a thinking block opens the assistant turn of a tool loop",
+     {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2048,
+      "messages": [*ASKED, user([RESULT])]},
+     "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is "
+     "enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of "
+     "`tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid "
+     "this requirement, disable `thinking`. Please consult our documentation at "
+     "https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+     {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2048,
+      "messages": [ASKED[0], assistant([THOUGHT, USE]), user([RESULT])]}),
+    ("no thinking in a prefill without thinking enabled",
+     {"model": "claude-haiku-4-5", "messages": [user("Go."), assistant([THOUGHT, text("Sure")])]},
+     "messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot contain "
+     "`thinking`. To use thinking blocks, enable `thinking` in your request.",
+     {"model": "claude-haiku-4-5", "messages": [user("Go."), assistant([text("Sure")])]}),
     ("tool_use ids unique",
      {"messages": [*ASKED, user([RESULT]), assistant([USE])]},
      "messages.3.content.0: `tool_use` ids must be unique",

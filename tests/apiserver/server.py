@@ -182,6 +182,9 @@ class ApiServer:
         if api == "anthropic" and not (headers.get("x-api-key") or headers.get("authorization")):
             exchange.errors = [ProtocolError("x-api-key header is required", status=401, type="authentication_error")]
             return self._refuse(exchange)
+        if api == "anthropic" and not headers.get("anthropic-version"):
+            exchange.errors = [ProtocolError("anthropic-version: header is required")]
+            return self._refuse(exchange)
         if api == "openai" and not headers.get("authorization", "").startswith("Bearer "):
             exchange.errors = [ProtocolError("You didn't provide an API key. You need to provide your API key in an "
                                              "Authorization header using Bearer auth (i.e. Authorization: Bearer "

@@ -277,3 +277,11 @@ def test_missing_api_key_is_refused(api_server):
                                                           "messages": [user("Go.")]})
     assert answer.status_code == 401
     assert answer.json()["error"] == {"type": "authentication_error", "message": "x-api-key header is required"}
+
+
+def test_the_anthropic_version_header_is_required(api_server):
+    server = api_server({"engineer": []}, expect_violations=True)
+    answer = httpx.post(f"{server.url}/v1/messages", headers={"x-api-key": "test-key"},
+                        json={"model": MODEL, "max_tokens": 10, "messages": [user("Go.")]})
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == "anthropic-version: header is required"

@@ -268,7 +268,8 @@ class CrewLoop:
     def restore(self, snapshot: dict[str, Any], journal: dict[str, dict[str, Any]]) -> None:
         """Continue from a saved snapshot: contexts, loop position, plan and usage."""
         loop = dict(snapshot["loop"])
-        subtask = Subtask(**loop.pop("subtask")) if loop.get("subtask") else None
+        subtask = loop.pop("subtask")
+        subtask = Subtask(**subtask) if subtask else None
         self.state = LoopState(**loop, subtask=subtask)
         self.tools.plan.items[:] = type(self.tools.plan).from_dict(snapshot["plan"]).items
         self.meter.load(snapshot["usage"])

@@ -36,3 +36,7 @@ def _offline(monkeypatch, request, tmp_path_factory):
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
         monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("RESEARCH_CREW_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+# The protocol-exact model API server (tests/apiserver) for every test that runs a crew against a model.
+from tests.apiserver.fixture import api_server  # noqa: E402,F401

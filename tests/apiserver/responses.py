@@ -147,6 +147,7 @@ ANTHROPIC_FAULTS = {
     429: ("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
     529: ("overloaded_error", "Overloaded"),
     500: ("api_error", "Internal server error"),
+    400: ("invalid_request_error", "prompt is too long: 212000 tokens > 200000 maximum"),
 }
 
 

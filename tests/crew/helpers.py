@@ -31,19 +31,29 @@ SUPERVISOR_OK = [
 ]
 
 
-def run_crew(tmp_path: Path, monkeypatch, script: dict | str, budget: str = "2m", name: str = "run"):
-    """Run the toy challenge with a replayed crew; return (exit code, run dir, result, events)."""
+API_MODEL = "anthropic:claude-sonnet-4-6"  # priced, so cost is counted; served by tests/apiserver
+
+
+def run_crew(tmp_path: Path, monkeypatch, script: dict | str, budget: str = "2m", name: str = "run",
+             server=None, **request):
+    """Run the toy challenge with a crew; return (exit code, run dir, result, events). With `server` (the
+    api_server fixture) the script is played by the protocol-exact API server through our Anthropic client
+    and the official SDK over HTTP; without it, by the `replay:` client."""
     challenges = tmp_path / "challenges"
     if not (challenges / "toy").exists():
         write_challenge(challenges, "toy")
     monkeypatch.setenv("RESEARCH_CREW_CHALLENGE_PATH", str(challenges))
     monkeypatch.setenv("RESEARCH_CREW_MEMORY_DIR", str(tmp_path / "global-memory"))
-    if isinstance(script, dict):
-        path = tmp_path / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(script))
-        script = str(path)
-    code, run = start_run(RunRequest("toy", preset="smoke", model=f"replay:{script}", budget=budget,
-                                     run_dir=tmp_path / name))
+    if server is not None:
+        model = API_MODEL
+    else:
+        if isinstance(script, dict):
+            path = tmp_path / f"{name}.yaml"
+            path.write_text(yaml.safe_dump(script))
+            script = str(path)
+        model = f"replay:{script}"
+    code, run = start_run(RunRequest("toy", preset="smoke", model=model, budget=budget, run_dir=tmp_path / name,
+                                     **request))
     result = json.loads(run.result.read_text())
     events = [json.loads(line) for line in run.trace.read_text().splitlines()]
     return code, run, result, events

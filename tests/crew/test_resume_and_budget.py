@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -116,14 +117,24 @@ def wrapup_script(wait_s: int, job_s: int) -> dict:
     pytest.param(80, 480, id="80s-budget-8m-job"),
     pytest.param(300, 1200, id="5m-budget-20m-job", marks=pytest.mark.long),
 ])
-def test_a_job_that_cannot_finish_is_warned_wrapped_up_and_the_run_submits(tmp_path, monkeypatch, budget_s, job_s):
+def test_a_job_that_cannot_finish_is_warned_wrapped_up_and_the_run_submits(tmp_path, monkeypatch, api_server,
+                                                                           budget_s, job_s):
+    """Through the protocol-exact API server: the worker is cut off mid-command by wrap-up, the conversation
+    stays valid (no request the real API would refuse), the supervisor reads WRAP-UP and the stopped worker's
+    report in its next message, and what is submitted is what was scored."""
     started = time.time()
-    code, run, result, events = run_crew(tmp_path, monkeypatch, wrapup_script(budget_s, job_s),
-                                         budget=f"{budget_s}s")
+    server = api_server(wrapup_script(budget_s, job_s))
+    code, run, result, events = run_crew(tmp_path, monkeypatch, None, budget=f"{budget_s}s", server=server)
     assert code == 0 and result["status"] == "submitted" and result["score"] == 0.5
     assert time.time() - started < budget_s
-    journal = (run.state / "messages.jsonl").read_text()
-    assert "WILL NOT FINISH" in journal and "ETA" in journal
+    briefings = [e.last_user_text() for e in server.requests("supervisor")]
+    assert "WILL NOT FINISH" in briefings[1] and "ETA" in briefings[1]
+    assert "WRAP-UP" in briefings[2] and "stopped: the run entered its wrap-up phase" in briefings[2]
+    cut = [r for e in kinds(events, "tool_results") for r in e["results"] if r["name"] == "run_bash"][-1]
+    assert "TIMED OUT" in cut["content"] and "budget" in cut["content"]  # cut off mid-command by wrap-up
+    record = json.loads((run.evaluations / "eval-0001.json").read_text())
+    assert result["submission"]["sha256"] == record["sha256"] == hashlib.sha256(b"0.5\n").hexdigest()
+    assert Path(result["submission"]["path"]).read_text() == "0.5\n"
     [wrapup] = [e for e in kinds(events, "phase") if e["phase"] == "wrap-up"]
     # Wrap-up began when the reserve was left, not earlier: 1.25 x 30 s of scoring plus the final 15 s
     # (5% of the budget is less, at both sizes).

@@ -1,0 +1,111 @@
+"""The crew against the protocol-exact API server (tests/apiserver), through our Anthropic client and the
+official SDK over HTTP: each defect of issue 11 that a real model exposed. Any request the real API would
+refuse fails the test (the fixture's teardown)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from crew.errors import EXIT_DONE, EXIT_INTERRUPTED
+from crew.runner import resume_run
+from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, call, kinds, run_crew
+
+
+def tool_results(events: list[dict], name: str) -> list[dict]:
+    return [r for e in kinds(events, "tool_results") for r in e["results"] if r["name"] == name]
+
+
+def test_the_happy_path_through_the_real_client(tmp_path, monkeypatch, api_server):
+    server = api_server({"supervisor": SUPERVISOR_OK, "engineer": ENGINEER_OK})
+    code, run, result, events = run_crew(tmp_path, monkeypatch, None, server=server)
+    assert code == EXIT_DONE and result["status"] == "submitted" and result["score"] == 0.75
+    assert result["tokens"]["cache_read"] > 0 and result["cost_usd"] > 0  # the server's usage, priced
+    first = server.requests("supervisor")[0].last_user_text()
+    assert "## Jobs" in first and "baseline" in first  # what the supervisor sees each turn
+    assert (run.workspace / "data").exists()
+
+
+def test_an_artifact_changed_after_scoring_is_not_what_is_submitted(tmp_path, monkeypatch, api_server):
+    engineer = [call("write_file", path="answer.txt", content="0.75"), call("evaluate", artifact_path="answer.txt"),
+                call("write_file", path="answer.txt", content="0.99"),  # after the score: not scored
+                ENGINEER_OK[2]]
+    server = api_server({"supervisor": SUPERVISOR_OK, "engineer": engineer})
+    code, run, result, _ = run_crew(tmp_path, monkeypatch, None, server=server)
+    record = json.loads((run.evaluations / "eval-0001.json").read_text())
+    submitted = Path(result["submission"]["path"])
+    assert code == EXIT_DONE and result["score"] == 0.75
+    assert submitted.read_text() == "0.75" and submitted != run.workspace / "answer.txt"
+    assert result["submission"]["sha256"] == record["sha256"] == hashlib.sha256(b"0.75").hexdigest()
+
+
+def test_an_api_error_still_submits_the_best_record_and_the_run_resumes(tmp_path, monkeypatch, api_server):
+    """A 400 (not retried) after a verified evaluation: submitted, exit 3, and `resume` finishes the run."""
+    supervisor = [SUPERVISOR_OK[0], {"fault": 400}, SUPERVISOR_OK[1]]
+    server = api_server({"supervisor": supervisor, "engineer": ENGINEER_OK})
+    code, run, result, _ = run_crew(tmp_path, monkeypatch, None, server=server)
+    assert code == EXIT_INTERRUPTED
+    assert result["status"] == "submitted" and result["score"] == 0.75 and "prompt is too long" in result["note"]
+    code, _ = resume_run(run.root)
+    assert code == EXIT_DONE
+    result = json.loads(run.result.read_text())
+    assert result["status"] == "submitted" and result["submission"]["evaluation"] == "eval-0001"
+    assert result["resumes"] == 1
+
+
+def test_two_delegations_in_one_turn_the_second_is_refused_visibly(tmp_path, monkeypatch, api_server):
+    both = {"tool_calls": [{"name": "delegate", "arguments": {"role": "engineer", "subtask": "Write 0.75 to "
+                            "answer.txt and evaluate it.", "minutes": 1}},
+                           {"name": "delegate", "arguments": {"role": "scout", "subtask": "Search.", "minutes": 1}}]}
+    server = api_server({"supervisor": [both, SUPERVISOR_OK[1]], "engineer": ENGINEER_OK})
+    code, _, result, events = run_crew(tmp_path, monkeypatch, None, server=server)
+    assert code == EXIT_DONE and result["status"] == "submitted"
+    first, second = tool_results(events, "delegate")
+    assert not first["is_error"] and second["is_error"] and "one decision per turn" in second["content"]
+    assert [e["role"] for e in kinds(events, "subtask_started")] == ["engineer"]
+
+
+def test_the_tool_calls_of_one_turn_run_in_order(tmp_path, monkeypatch, api_server):
+    in_order = {"tool_calls": [{"name": "write_file", "arguments": {"path": "answer.txt", "content": "0.75"}},
+                               {"name": "run_bash", "arguments": {"command": "cat answer.txt", "timeout_s": 30}},
+                               {"name": "evaluate", "arguments": {"artifact_path": "answer.txt"}}]}
+    server = api_server({"supervisor": SUPERVISOR_OK, "engineer": [in_order, ENGINEER_OK[2]]})
+    code, _, result, events = run_crew(tmp_path, monkeypatch, None, server=server)
+    assert code == EXIT_DONE and result["score"] == 0.75
+    assert tool_results(events, "run_bash")[0]["content"].rstrip().endswith("0.75")
+
+
+def test_a_tool_call_cut_off_at_max_tokens_is_asked_again_not_run(tmp_path, monkeypatch, api_server):
+    cut = {"tool_calls": [{"name": "write_file", "arguments": {"path": "answer.txt", "content": "0.7" + "5" * 50}}],
+           "stop_reason": "max_tokens"}
+    server = api_server({"supervisor": SUPERVISOR_OK, "engineer": [cut, *ENGINEER_OK]})
+    code, run, result, events = run_crew(tmp_path, monkeypatch, None, server=server)
+    assert code == EXIT_DONE and result["score"] == 0.75
+    first, again = server.requests("engineer")[:2]
+    assert again.request["max_tokens"] > first.request["max_tokens"]
+    assert "cut off at the output-token limit" in again.last_user_text()
+    assert len(tool_results(events, "write_file")) == 1  # only the complete call ran
+    assert kinds(events, "model_response")[1]["truncated_retries"] == 1
+
+
+def test_waiting_for_a_job_spends_no_model_calls_and_a_watching_worker_is_not_stopped(tmp_path, monkeypatch,
+                                                                                       api_server):
+    job = "for i in $(seq 8); do echo progress: $i/8; sleep 0.4; done; echo 0.75 > answer.txt"
+    poll = {**call("job_status", job_id="001-train"), "delay_s": 0.5}  # the model answers after 0.5 s
+    engineer = [call("start_job", command=job, name="train"),
+                poll, poll, poll,  # three polls of an advancing log (1/8, 2/8, 3/8): not a repeat
+                call("wait_for_job", job_id="001-train", until="exit", max_minutes=1),
+                call("evaluate", artifact_path="answer.txt"), ENGINEER_OK[2]]
+    server = api_server({"supervisor": SUPERVISOR_OK, "engineer": engineer})
+    code, _, result, events = run_crew(tmp_path, monkeypatch, None, server=server)
+    assert code == EXIT_DONE and result["score"] == 0.75
+    assert not kinds(events, "worker_stopped")
+    [waited] = tool_results(events, "wait_for_job")
+    assert "ended" in waited["content"] and "8/8" in waited["content"]
+
+
+def test_the_default_cost_cap_is_said_and_frozen_in_run_toml(tmp_path, monkeypatch, api_server):
+    server = api_server({"supervisor": SUPERVISOR_OK, "engineer": ENGINEER_OK})
+    _, run, _, _ = run_crew(tmp_path, monkeypatch, None, server=server, budget="30m")
+    assert "max_cost_usd = 1.0" in run.run_toml.read_text()  # $2 per budget hour, at least $1

@@ -26,7 +26,8 @@ from crew.snapshots import load_journal, load_snapshot
 
 def read_slice(i: int) -> dict:
     start = 1 + (i * 37) % 900
-    return {"name": "read_file", "arguments": {"path": "big.txt", "start_line": start, "end_line": start + 40}}
+    return {"tool_calls": [{"name": "read_file", "arguments": {"path": "big.txt", "start_line": start,
+                                                               "end_line": start + 40}}]}
 
 
 def main() -> None:
@@ -34,19 +35,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="ckpt-cost-"))
-    loop, _ = build(root, args.steps, read_slice, record=False)
-    (loop.rundir.workspace / "big.txt").write_text("\n".join(f"line {n}: " + "lorem ipsum " * 20 for n in range(1000)))
+    loop, run, _ = build(root, args.steps, read_slice, record=False)
+    (run.workspace / "big.txt").write_text("\n".join(f"line {n}: " + "lorem ipsum " * 20 for n in range(1000)))
     saves: list[float] = []
-    original = loop._save_state
+    original = loop.save
 
     def timed_save(*a):
         start = time.perf_counter()
         original(*a)
         saves.append(time.perf_counter() - start)
 
-    loop._save_state = timed_save
+    loop.save = timed_save
     time_steps(loop)
-    state_dir = loop.rundir.state
+    state_dir = run.state
     journal_mb = (state_dir / "messages.jsonl").stat().st_size / 1e6
 
     def at(step: int) -> float:
@@ -58,7 +59,7 @@ def main() -> None:
         print(f"save time around step {step:>5}: {at(step):6.2f} ms (median of 10)")
 
     # Resume: a new loop on the same run directory, as `research-crew resume` builds it.
-    fresh, clients = build(root, 0, read_slice, record=False, existing_run=loop.rundir)
+    fresh, _, clients = build(root, 0, read_slice, record=False, existing_run=run)
     first_call: list[float] = []
     engineer = clients["engineer"]
 

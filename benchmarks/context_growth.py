@@ -1,10 +1,12 @@
-"""Prompt size per model call over a long replayed run: it must stay under the cap and flat after warm-up.
+"""Prompt size per model call over a long replayed run, counted as sent: it must stay under the cap.
 
     python benchmarks/context_growth.py [--steps 1000] [--cap 32000]
 
-The replayed engineer reads slices of a large file, so tool outputs of 1-10k characters keep arriving,
-as in a real run. Prompt size is the estimate the context uses (four characters a token) over the
-system prompt, the tool schemas and the messages, as the model client counted it for each call.
+The replayed engineer answers as a real model does: a thought of about 140 tokens before every tool call,
+and every fifth call writes a 4,000-character file (long tool arguments); the others read file slices, so
+tool outputs of 1-10k characters keep arriving. The size is that of the whole request the Anthropic API
+would get (system prompt, tool schemas, messages as JSON), four characters a token: what the replay
+client reports as prompt tokens, and what the context calibrates its own estimate against.
 """
 
 from __future__ import annotations
@@ -15,27 +17,24 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from crew_rig import build, time_steps
+from crew_rig import build, read_slice_answer, time_steps, write_big_file
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--cap", type=int, default=32_000, help="the context cap in estimated tokens")
+    parser.add_argument("--cap", type=int, default=32_000, help="the context cap in tokens")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        def read_slice(i: int) -> dict:
-            start = 1 + (i * 37) % 900
-            return {"name": "read_file", "arguments": {"path": "big.txt", "start_line": start,
-                                                       "end_line": start + 10 + (i * 13) % 90}}
-
-        loop, _ = build(Path(tmp), args.steps, read_slice, context_tokens=args.cap, record=False)
-        lines = (f"line {n}: " + "lorem ipsum dolor sit amet " * (2 + n % 5) for n in range(1000))
-        (loop.rundir.workspace / "big.txt").write_text("\n".join(lines))
+        loop, run, _ = build(Path(tmp), args.steps, read_slice_answer, context_tokens=args.cap, record=False)
+        write_big_file(run.workspace)
         time_steps(loop)
-        events = [json.loads(line) for line in loop.rundir.trace.read_text().splitlines()]
+        events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+        scale = loop.worker.context.scale if loop.worker else None
     prompts = [e["usage"]["input"] for e in events if e["kind"] == "model_response" and e["agent"] == "engineer"]
-    print(f"engineer calls: {len(prompts)}; cap {args.cap} tokens (estimated)")
+    outputs = [e["usage"]["output"] for e in events if e["kind"] == "model_response" and e["agent"] == "engineer"]
+    print(f"engineer calls: {len(prompts)}; cap {args.cap} tokens; output per call median "
+          f"{int(statistics.median(outputs))} tokens" + (f"; learnt scale {scale:.2f}" if scale else ""))
     print(f"{'calls':>12} {'min':>7} {'median':>7} {'max':>7}")
     for lo, hi in ((0, 10), (10, 100), (100, 250), (250, 500), (500, 750), (750, len(prompts))):
         window = prompts[lo:hi]

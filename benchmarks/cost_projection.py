@@ -1,31 +1,42 @@
-"""Projected model cost of a 24-hour run, with and without prompt caching, from a replayed trajectory.
+"""Projected model cost of a 24-hour run, from a recorded trajectory, with and without prompt caching and
+with either cache lifetime.
 
-    python benchmarks/cost_projection.py [--calls-per-hour 40] [--model claude-sonnet-5-5]
+    python benchmarks/cost_projection.py [--calls-per-hour 40] [--wait-every 12] [--wait-minutes 20]
 
-The trajectory is the crew loop itself on a replayed engineer that reads file slices (tool outputs of
-1-10k characters), so prompts grow to the context cap and are compacted as in a long run. For each call
-the prompt is recorded; with caching, the part shared with the same agent's previous prompt is a cache
-read (Anthropic caches prefixes of 1024 tokens or more) and the rest is written to the cache (the crew
-puts a breakpoint on the latest message); without caching, every prompt token is input. Output tokens
-are those of the replayed answers. MLRB's baseline agent spent about $43 a run; the aim is under $10.
+The trajectory is the crew loop itself on a replayed engineer that thinks before each call (about 140
+tokens), writes files now and then and reads file slices (tool outputs of 1-10k characters), so prompts
+grow to the context cap and are compacted as in a long run; each call's request is recorded as sent.
+Output tokens are those of the recorded answers. Time: calls come every 3600/calls-per-hour seconds,
+and every `wait-every` calls the crew waits `wait-minutes` for a job (wait_for_job: no model calls).
+
+Caching, as Anthropic bills it: the prefix shared with the agent's previous request is a cache read
+(0.1x input) if that request's cache is still alive (its lifetime from the last read or write), the rest
+is written (1.25x input for the 5-minute cache, 2x for the 1-hour one); prefixes under 1024 tokens are
+not cached. "auto" is the crew's policy (crew/models/anthropic_client.py): the 1-hour cache when the
+median gap of the recent calls exceeds five minutes. MLRB's baseline agent spent about $43 a run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import tempfile
 from pathlib import Path
 
-from crew_rig import build, time_steps
+from crew_rig import build, read_slice_answer, time_steps, write_big_file
 
-from crew.models.usage import CallUsage, cost_usd, price_for
+from crew.models.anthropic_client import RECENT_CALLS, TTL_GAP_S
+from crew.models.usage import price_for
 
 MIN_CACHEABLE = 1024
+TTL_S = {"5m": 300.0, "1h": 3600.0}
+WRITE_FACTOR = {"5m": 1.25, "1h": 2.0}
 
 
-def shared_prefix_tokens(previous: list[tuple[int, int]], current: list[tuple[int, int]], tools: int) -> int:
-    """Tokens of the leading messages both prompts share (the system prompt first), plus the tools."""
-    shared = tools
+def shared_prefix_tokens(previous: list[tuple[int, int]], current: list[tuple[int, int]], fixed: int) -> int:
+    """Tokens of the leading messages both requests share, plus the system prompt and tools."""
+    shared = fixed
     for (old, _), (new, tokens) in zip(previous, current, strict=False):
         if old != new:
             break
@@ -33,42 +44,76 @@ def shared_prefix_tokens(previous: list[tuple[int, int]], current: list[tuple[in
     return shared
 
 
+def call_times(calls: int, per_hour: float, wait_every: int, wait_s: float) -> list[float]:
+    times, t = [], 0.0
+    for i in range(calls):
+        times.append(t)
+        t += 3600 / per_hour + (wait_s if wait_every and i % wait_every == wait_every - 1 else 0.0)
+    return times
+
+
+def auto_ttl(times: list[float], i: int) -> str:
+    """The TTL the crew's client writes with at call i (from the gaps between its recent calls)."""
+    recent = times[max(0, i - RECENT_CALLS + 1): i + 1]
+    gaps = sorted(b - a for a, b in zip(recent, recent[1:], strict=False))
+    return "1h" if gaps and gaps[len(gaps) // 2] > TTL_GAP_S else "5m"
+
+
+def cost(prompts, fixed: int, outputs: list[int], times: list[float], model: str, policy: str | None) -> dict:
+    """USD and token totals for one caching policy: None (no caching), "5m", "1h" or "auto"."""
+    price = price_for(model)
+    usd = read_total = prompt_total = 0.0
+    previous, alive_until, ttl = None, -1.0, "5m"
+    for i, (prompt, output) in enumerate(zip(prompts, outputs, strict=True)):
+        total = fixed + sum(tokens for _, tokens in prompt)
+        prompt_total += total
+        usd += output * price.output
+        if policy is None:
+            usd += total * price.input
+            continue
+        shared = shared_prefix_tokens(previous, prompt, fixed) if previous is not None else 0
+        read = shared if shared >= MIN_CACHEABLE and times[i] <= alive_until else 0
+        ttl = auto_ttl(times, i) if policy == "auto" else policy
+        usd += read * 0.1 * price.input + (total - read) * WRITE_FACTOR[ttl] * price.input
+        read_total += read
+        previous, alive_until = prompt, times[i] + TTL_S[ttl]
+    return {"usd": usd / 1e6, "read_share": read_total / prompt_total}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls-per-hour", type=int, default=40, help="model calls per hour of the run")
+    parser.add_argument("--calls-per-hour", type=float, default=40, help="model calls per hour while working")
+    parser.add_argument("--wait-every", type=int, default=12, help="a job wait after this many calls (0: none)")
+    parser.add_argument("--wait-minutes", type=float, default=20)
     parser.add_argument("--hours", type=float, default=24)
     parser.add_argument("--model", action="append", help="price table entries; repeatable")
     args = parser.parse_args()
-    calls = int(args.calls_per_hour * args.hours)
+    cycle_s = args.wait_every * 3600 / args.calls_per_hour + args.wait_minutes * 60 if args.wait_every else 0
+    calls = int(args.hours * 3600 / cycle_s * args.wait_every) if cycle_s else int(args.calls_per_hour * args.hours)
     with tempfile.TemporaryDirectory() as tmp:
-        def read_slice(i: int) -> dict:
-            start = 1 + (i * 37) % 900
-            return {"name": "read_file", "arguments": {"path": "big.txt", "start_line": start,
-                                                       "end_line": start + 10 + (i * 13) % 90}}
-
-        loop, recorders = build(Path(tmp), calls, read_slice)
-        text = (f"line {n}: " + "lorem ipsum dolor sit amet " * (2 + n % 5) for n in range(1000))
-        (loop.rundir.workspace / "big.txt").write_text("\n".join(text))
+        loop, run, recorders = build(Path(tmp), calls, read_slice_answer)
+        write_big_file(run.workspace)
         time_steps(loop)
+        events = [json.loads(line) for line in run.trace.read_text().splitlines()]
     engineer = recorders["engineer"]
-    uncached, cached = CallUsage(), CallUsage()
-    previous: list[tuple[int, int]] = []
-    for prompt in engineer.prompts:
-        total = engineer.tool_tokens + sum(tokens for _, tokens in prompt)
-        output = 60  # a tool call's JSON; real models add some reasoning text
-        uncached = uncached + CallUsage(input=total, output=output)
-        shared = shared_prefix_tokens(previous, prompt, engineer.tool_tokens) if previous else 0
-        read = shared if shared >= MIN_CACHEABLE else 0
-        cached = cached + CallUsage(cache_read=read, cache_write=total - read, output=output)
-        previous = prompt
-    print(f"{calls} model calls ({args.calls_per_hour}/h for {args.hours:g} h); prompts average "
-          f"{uncached.input // len(engineer.prompts)} tokens; {cached.cache_read / uncached.input:.0%} of prompt "
-          f"tokens are cache reads")
-    print(f"{'model':>20} {'USD/Mtok in/out':>16} {'no caching':>11} {'with caching':>13}")
-    for model in args.model or ["claude-sonnet-5-5", "claude-sonnet-4-6"]:
-        price = price_for(model)
-        print(f"{model:>20} {f'{price.input:g}/{price.output:g}':>16} {cost_usd(model, uncached):>10.2f}$ "
-              f"{cost_usd(model, cached):>12.2f}$")
+    outputs = [e["usage"]["output"] for e in events if e["kind"] == "model_response" and e["agent"] == "engineer"]
+    times = call_times(len(outputs), args.calls_per_hour, args.wait_every, args.wait_minutes * 60)
+    prompts = engineer.prompts[:len(outputs)]
+    average = engineer.fixed_tokens + statistics.mean(sum(t for _, t in p) for p in prompts)
+    print(f"{len(outputs)} model calls over {times[-1] / 3600:.1f} h ({args.calls_per_hour:g}/h while working, a "
+          f"{args.wait_minutes:g}-minute job wait every {args.wait_every} calls); prompts average {average:.0f} "
+          f"tokens, outputs {statistics.mean(outputs):.0f}")
+    # The same requests a call every 20 minutes: how the supervisor's calls come (one per subtask or wait).
+    sparse = call_times(len(outputs), 3, 0, 0.0)
+    for title, when in (("the engineer's timing", times), ("a call every 20 minutes (the supervisor's timing)",
+                                                            sparse)):
+        print(f"\n{title}: cost of the {len(outputs)} calls; share of prompt tokens read from cache")
+        print(f"{'model':>20} {'no caching':>11} {'5m cache':>15} {'1h cache':>15} {'auto (crew)':>15}")
+        for model in args.model or ["claude-sonnet-5-5", "claude-sonnet-4-6"]:
+            cells = [cost(prompts, engineer.fixed_tokens, outputs, when, model, policy)
+                     for policy in (None, "5m", "1h", "auto")]
+            text = [f"${cells[0]['usd']:.2f}"] + [f"${c['usd']:.2f} ({c['read_share']:.0%} rd)" for c in cells[1:]]
+            print(f"{model:>20} {text[0]:>11} {text[1]:>15} {text[2]:>15} {text[3]:>15}")
 
 
 if __name__ == "__main__":

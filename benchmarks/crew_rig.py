@@ -16,9 +16,9 @@ from challenges.api import ScoreContext
 from challenges.loader import load_challenge
 from crew.budget import BudgetGuard
 from crew.clock import Deadline
-from crew.context import estimate_text_tokens, estimate_tokens
 from crew.ledger import Ledger
 from crew.loop import CrewLoop, LoopLimits
+from crew.models.anthropic_convert import request_params
 from crew.models.retry import RetryingClient
 from crew.plan import Plan
 from crew.replay import ReplayClient
@@ -43,16 +43,18 @@ score_minutes = 1
 
 
 class RecordingReplay(ReplayClient):
-    """A replayed model that keeps each call's prompt: per message, a fingerprint and its token estimate."""
+    """A replayed model that keeps each call's prompt as sent (the Anthropic request body): per message, a
+    fingerprint and its size in tokens (four characters a token of the JSON), and the system and tools."""
 
     def __init__(self, answers, agent):
         super().__init__(answers, agent)
         self.prompts: list[list[tuple[int, int]]] = []
-        self.tool_tokens = 0
+        self.fixed_tokens = 0  # system prompt and tool schemas
 
     async def create(self, messages, *, tools=(), **kwargs):
-        self.prompts.append([(hash(json.dumps(m.model_dump(), default=str)), estimate_tokens(m)) for m in messages])
-        self.tool_tokens = estimate_text_tokens(json.dumps([t if isinstance(t, dict) else t.schema for t in tools]))
+        params = request_params("replay", 8192, messages, tools)
+        self.prompts.append([(hash(json.dumps(m)), len(json.dumps(m)) // 4) for m in params["messages"]])
+        self.fixed_tokens = len(json.dumps(params.get("system", [])) + json.dumps(params.get("tools", []))) // 4
         return await super().create(messages, tools=tools, **kwargs)
 
 
@@ -66,10 +68,11 @@ def toy_challenge(root: Path):
     return load_challenge(folder)
 
 
-def build(root: Path, steps: int, engineer_call: Callable[[int], dict], context_tokens: int = 32_000,
+def build(root: Path, steps: int, engineer_answer: Callable[[int], dict], context_tokens: int = 32_000,
           record: bool = True, existing_run: RunDir | None = None):
-    """Return (loop, replay clients by role) ready to `asyncio.run(loop.run())`; `record` keeps prompts.
-    With `existing_run`, the loop works on that run directory (to resume it)."""
+    """Return (loop, run directory, replay clients by role) ready to `asyncio.run(loop.run())`;
+    `engineer_answer(i)` is the engineer's i-th answer ({"tool_calls": [...], "text": thought}); `record`
+    keeps prompts. With `existing_run`, the loop works on that run directory (to resume it)."""
     challenge = toy_challenge(root / "challenges")
     run = existing_run or RunDir.create("toy", root / "run")
     deadline = Deadline.start(24 * 3600)
@@ -79,36 +82,57 @@ def build(root: Path, steps: int, engineer_call: Callable[[int], dict], context_
     ctx = ScoreContext(challenge="toy", preset="smoke", data_dir=root, private_dir=root, scratch_dir=run.scratch)
     tools = CrewTools(challenge=challenge, toolkit=toolkit, ledger=Ledger(run.evaluations, challenge),
                       plan=Plan.initial(deadline.budget_s), trace=trace, score_context=ctx,
-                      evaluations_dir=run.evaluations, memory=None, eval_timeout_s=lambda: 60.0)
+                      evaluations_dir=run.evaluations, memory=None, budget=budget)
     supervisor = [{"tool_calls": [{"name": "delegate", "arguments": {
         "role": "engineer", "subtask": "Work through the files step by step.", "minutes": 10**6}}]}]
-    engineer = [{"tool_calls": [engineer_call(i)]} for i in range(steps)]
+    engineer = [engineer_answer(i) for i in range(steps)]
     replay = RecordingReplay if record else ReplayClient
     recorders = {"supervisor": replay(supervisor, "supervisor"), "engineer": replay(engineer, "engineer"),
                  "scout": replay([], "scout")}
     clients = {role: RetryingClient(client) for role, client in recorders.items()}
     limits = LoopLimits(subtask_steps=steps + 10, repeat_limit=50, context_tokens=context_tokens)
-    loop = CrewLoop(run=run, challenge=challenge, preset=challenge.presets["smoke"], deadline=deadline,
-                    trace=trace, tools=tools, clients=clients, meter=UsageMeter(dict.fromkeys(recorders, "")),
-                    budget=budget, limits=limits)
-    return loop, recorders
+    loop = CrewLoop(preset=challenge.presets["smoke"], tools=tools, clients=clients,
+                    meter=UsageMeter(dict.fromkeys(recorders, "")), budget=budget, trace=trace,
+                    state_dir=run.state, limits=limits)
+    return loop, run, recorders
 
 
 def time_steps(loop: CrewLoop) -> tuple[list[float], list[float]]:
     """Run the loop; return each step's wall time and its CPU time (the latter is what a busy machine
-    does not inflate). A step: model call, tools, trace events and state save."""
+    does not inflate; tools run in worker threads, so it is the process's). A step: the limits check, the
+    model call, the tools, trace events and the state save; it is timed from one save to the next."""
     wall: list[float] = []
     cpu: list[float] = []
-    original = loop._step
+    original = loop.save
+    last = [time.perf_counter(), time.process_time()]
 
-    async def timed(*args, **kwargs):
-        start, start_cpu = time.perf_counter(), time.thread_time()
-        try:
-            return await original(*args, **kwargs)
-        finally:
-            wall.append(time.perf_counter() - start)
-            cpu.append(time.thread_time() - start_cpu)
+    def timed() -> None:
+        original()
+        now = [time.perf_counter(), time.process_time()]
+        wall.append(now[0] - last[0])
+        cpu.append(now[1] - last[1])
+        last[:] = now
 
-    loop._step = timed
+    loop.save = timed
     asyncio.run(loop.run())
     return wall, cpu
+
+
+def read_slice_answer(i: int, thought_chars: int = 560, write_every: int = 5, write_chars: int = 4000) -> dict:
+    """A realistic engineer answer: a thought (about 140 tokens) and a tool call; every `write_every`-th
+    call writes a file of `write_chars` characters (long tool arguments), the others read file slices."""
+    thought = f"Step {i}: " + ("looking at the next part of the data and deciding what to change. " * 20)
+    thought = thought[:thought_chars]
+    if write_every and i % write_every == write_every - 1:
+        content = "\n".join(f"x_{i}_{n} = {n} * 0.5  # a line of the script being written" for n in range(200))
+        call = {"name": "write_file", "arguments": {"path": f"script_{i % 7}.py", "content": content[:write_chars]}}
+    else:
+        start = 1 + (i * 37) % 900
+        call = {"name": "read_file", "arguments": {"path": "big.txt", "start_line": start,
+                                                   "end_line": start + 10 + (i * 13) % 90}}
+    return {"text": thought, "tool_calls": [call]}
+
+
+def write_big_file(workspace: Path) -> None:
+    lines = (f"line {n}: " + "lorem ipsum dolor sit amet " * (2 + n % 5) for n in range(1000))
+    (workspace / "big.txt").write_text("\n".join(lines))

@@ -3,8 +3,8 @@
     python benchmarks/step_overhead.py [--steps 1000]
 
 A replayed model (no API) and a no-op tool (reading a file that does not exist), so what is timed is
-the loop itself: the autogen agent turn, the bounded context, the trace event and the state save
-(each fsynced). Medians over a window of 10 steps around each point.
+the loop itself: the limits check, the agent turn (crew/agent.py), the bounded context, the trace events
+and the state save (each fsynced). Wall and CPU time per step. Medians over a window of 10 steps around each point.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        loop, _ = build(Path(tmp), args.steps,
-                        lambda i: {"name": "read_file", "arguments": {"path": f"missing-{i}.txt"}}, record=False)
+        loop, run, _ = build(Path(tmp), args.steps, lambda i: {"tool_calls": [
+            {"name": "read_file", "arguments": {"path": f"missing-{i}.txt"}}]}, record=False)
         wall, cpu = time_steps(loop)
-        state_bytes = (loop.rundir.state / "latest.json").stat().st_size
-    # The first and last steps are the supervisor's. Tools run in threads, so the CPU time is that of
-    # the loop's own thread: the harness without the tool.
+        state_bytes = (run.state / "latest.json").stat().st_size
+    # The first and last steps are the supervisor's. The CPU time is the process's (tools run in threads),
+    # which a busy machine does not inflate; wall time is what a run waits.
     wall, cpu = wall[1:-1], cpu[1:-1]
 
     def at(series: list[float], step: int) -> float:
@@ -35,7 +35,7 @@ def main() -> None:
 
     last = len(wall) - 5
     print(f"steps: {len(wall) + 2} (engineer {len(wall)})")
-    print(f"{'step':>6} {'wall ms':>8} {'loop CPU ms':>12}   (medians of 10 steps around each)")
+    print(f"{'step':>6} {'wall ms':>8} {'CPU ms':>12}   (medians of 10 steps around each)")
     for step in (10, 100, len(wall) // 2, last):
         print(f"{step:>6} {at(wall, step):8.1f} {at(cpu, step):12.1f}")
     print(f"growth from step 10 to {last}: wall {at(wall, last) / at(wall, 10):.2f}x, "

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import httpx2
@@ -77,6 +77,7 @@ def usage_of(response: Any) -> CallUsage:
         output=u.output_tokens or 0,
         cache_read=getattr(u, "cache_read_input_tokens", None) or 0,
         cache_write=getattr(u, "cache_creation_input_tokens", None) or 0,
+        cache_write_1h=getattr(getattr(u, "cache_creation", None), "ephemeral_1h_input_tokens", None) or 0,
     )
 
 
@@ -107,6 +108,7 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
         max_tokens: int = 8192,
         http_client: httpx2.AsyncClient | None = None,
         base_url: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model, self.max_tokens = model, max_tokens
         # max_retries=0: retries, backoff and giving up belong to RetryingClient.
@@ -117,6 +119,7 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
         self._total_request = RequestUsage(0, 0)
         self._turns: OrderedDict[str, list[Block]] = OrderedDict()
         self._call_times: deque[float] = deque(maxlen=RECENT_CALLS)
+        self._clock = clock
 
     def cache_ttl(self) -> str:
         """The cheaper cache lifetime for the gaps between this client's recent calls."""
@@ -147,7 +150,7 @@ class AnthropicChatCompletionClient(ChatCompletionClient):
     ) -> CreateResult:
         if json_output:
             raise ValueError("AnthropicChatCompletionClient does not support json_output or structured output")
-        self._call_times.append(time.monotonic())
+        self._call_times.append(self._clock())
         params = self.build_request(messages, tools, tool_choice, extra_create_args)
         future = asyncio.ensure_future(self._client.messages.create(**params))
         if cancellation_token is not None:

@@ -13,6 +13,7 @@ from crew.models.errors import ModelError
 
 log = logging.getLogger(__name__)
 
+CACHE_WRITE_1H_FACTOR = 2.0
 PRICES_ENV = "RESEARCH_CREW_PRICES"
 BUILTIN_PRICES = Path(__file__).with_name("prices.toml")
 
@@ -24,7 +25,8 @@ class CallUsage:
     input: int = 0
     output: int = 0
     cache_read: int = 0
-    cache_write: int = 0
+    cache_write: int = 0  # all cache writes; of them, `cache_write_1h` with the 1-hour lifetime
+    cache_write_1h: int = 0
 
     def __add__(self, other: CallUsage) -> CallUsage:
         return CallUsage(
@@ -32,6 +34,7 @@ class CallUsage:
             self.output + other.output,
             self.cache_read + other.cache_read,
             self.cache_write + other.cache_write,
+            self.cache_write_1h + other.cache_write_1h,
         )
 
     @property
@@ -99,6 +102,7 @@ def cost_usd(model: str, usage: CallUsage) -> float:
         usage.input * p.input
         + usage.output * p.output
         + usage.cache_read * p.cache_read
-        + usage.cache_write * p.cache_write
+        + (usage.cache_write - usage.cache_write_1h) * p.cache_write
+        + usage.cache_write_1h * CACHE_WRITE_1H_FACTOR * p.input  # Anthropic bills 1-hour writes at 2x input
     )
     return total / 1_000_000

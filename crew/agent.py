@@ -51,6 +51,14 @@ class Turn:
     retried_truncation: int = 0
 
 
+    def response(self) -> dict[str, Any]:
+        """The model's answer as the trace keeps it (and `replay:` plays it back)."""
+        response: dict[str, Any] = {"text": self.text} if self.text or not self.calls else {}
+        if self.calls:
+            response["tool_calls"] = self.calls
+        return response
+
+
 class _Tool(FunctionTool):
     """A FunctionTool whose JSON schema is built once: autogen rebuilds it with pydantic on every call
     otherwise, which was most of a step's own cost."""

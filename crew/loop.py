@@ -8,11 +8,7 @@ place a run ends. Everything between steps is plain data (`LoopState`), saved on
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import re
-import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,60 +16,16 @@ from challenges.spec import Preset
 from crew.agent import AgentSession, Turn
 from crew.budget import BudgetGuard
 from crew.context import BoundedContext
-from crew.prompts import subtask_brief, supervisor_briefing, supervisor_system, worker_system
+from crew.loop_state import LoopEnd, LoopLimits, LoopState, Subtask, observation_digest
+from crew.prompts import report_note, subtask_brief, supervisor_briefing, supervisor_system, worker_system, wrapup_note
 from crew.replay import ReplayExhausted
 from crew.signals import Delegated, LimitExceeded, Reported, Submitted, SubtaskOver, Waiting
-from crew.snapshots import save_state
+from crew.snapshots import restore_loop, save_loop
 from crew.tools import CrewTools
 from crew.trace import Trace
 from crew.usage_meter import UsageMeter
 
-START = "The run starts now. Write your plan (update_plan) and delegate the first subtask."
 TURN_GRACE_S = 30.0
-# Durations, clock times, pids and log paths differ on every run of the same command: not a new observation.
-# Progress such as 13/60 -> 19/60 is.
-VOLATILE = re.compile(r"\b\d+(\.\d+)?\s?(ms|s|sec|min|m|h)\b|\d\d:\d\d:\d\d(\.\d+)?|\bpid:? \d+"
-                      r"|[\w.-]*(?:/[\w.-]+){2,}")
-
-
-@dataclass
-class LoopLimits:
-    max_steps: int = 5000
-    subtask_steps: int = 60
-    repeat_limit: int = 3  # the same actions and observations this many turns in a row stop a worker
-    idle_turns: int = 3  # supervisor turns without a decision, after which the loop waits for a job event
-    idle_wait_s: float = 900.0
-    context_tokens: int = 32_000  # the whole prompt: system, tools and messages
-    max_cost_usd: float | None = None
-
-
-@dataclass
-class Subtask:
-    role: str
-    brief: str
-    minutes: float
-    ends_at_s: float  # on the run's clock (the deadline's elapsed seconds)
-    steps: int = 0
-    signatures: list[str] = field(default_factory=list)
-    stop: str | None = None  # why it must end now; the worker is then asked for its final report
-
-
-@dataclass
-class LoopState:
-    step: int = 0
-    phase: str = "work"
-    notes: list[str] = field(default_factory=lambda: [START])  # for the supervisor's next turn, in order
-    idle: int = 0
-    subtask: Subtask | None = None
-    next_message: str | None = None  # what the active worker's next turn is sent
-    submitted: str | None = None
-    unverified: list[dict[str, str]] = field(default_factory=list)
-
-
-@dataclass
-class LoopEnd:
-    reason: str
-    submitted: str | None = None
 
 
 class CrewLoop:
@@ -128,14 +80,10 @@ class CrewLoop:
         if phase != "wrap-up":
             return
         stopped = self.tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
-        self.state.notes.append(
-            f"WRAP-UP: {self.budget.line()}. Running jobs were stopped so they saved checkpoints "
-            f"({', '.join(stopped) or 'none'}). Evaluate the best checkpoint if it has no record yet, then submit "
-            "the best evaluation.")
+        self.state.notes.append(wrapup_note(self.budget, stopped))
         if self.state.subtask:
             self.state.subtask.stop = "the run entered its wrap-up phase"
 
-    # -- the supervisor ---------------------------------------------------------------------------
 
     async def _supervisor_step(self) -> None:
         notes, self.state.notes = self.state.notes, []
@@ -144,13 +92,11 @@ class CrewLoop:
         decision = turn.decision
         if isinstance(decision, Submitted):
             raise decision
+        self.state.idle = 0 if isinstance(decision, Delegated | Waiting) else self.state.idle + 1
         if isinstance(decision, Delegated):
-            self.state.idle = 0
             return self._start_subtask(decision)
         if isinstance(decision, Waiting):
-            self.state.idle = 0
             return self.state.notes.append(await self._wait(decision.minutes * 60))
-        self.state.idle += 1
         self.state.notes.append("You neither delegated, waited nor submitted: use delegate, wait or submit.")
         if self.state.idle >= self.limits.idle_turns:
             self.state.idle = 0
@@ -172,7 +118,6 @@ class CrewLoop:
                         minutes=delegated.minutes)
         self.worker = self._session(delegated.role)
 
-    # -- a worker ---------------------------------------------------------------------------------
 
     async def _worker_step(self) -> None:
         sub = self.state.subtask
@@ -198,9 +143,8 @@ class CrewLoop:
         return None
 
     def _watch_repeats(self, sub: Subtask, turn: Turn) -> None:
-        observed = json.dumps([(c["name"], c["arguments"]) for c in turn.calls]) + turn.text + json.dumps(
-            [VOLATILE.sub("#", r["content"]) for r in turn.results])
-        sub.signatures = [*sub.signatures, hashlib.sha1(observed.encode()).hexdigest()[:16]][-self.limits.repeat_limit:]
+        digest = observation_digest(turn.calls, turn.text, turn.results)
+        sub.signatures = [*sub.signatures, digest][-self.limits.repeat_limit:]
         if len(sub.signatures) == self.limits.repeat_limit and len(set(sub.signatures)) == 1:
             sub.stop = f"it repeated the same actions and observations {self.limits.repeat_limit} times"
             self.trace.emit("worker_stopped", agent=sub.role, reason=sub.stop)
@@ -219,14 +163,9 @@ class CrewLoop:
         report = reported.report if reported else None
         self.trace.emit("subtask_finished", agent=role, report=report, stopped=stopped)
         self.state.subtask, self.worker = None, None
-        if report is None:
-            return self.state.notes.append(f"The {role} was stopped because {stopped}, without a report.")
-        self._check_claims(role, json.dumps(report))
-        text = "\n".join(f"- {key}: {value}" for key, value in report.items())
-        stopped_note = f" (stopped: {stopped})" if stopped else ""
-        self.state.notes.append(f"Report from the {role}{stopped_note}:\n{text}")
+        self._check_claims(role, json.dumps(report or {}))
+        self.state.notes.append(report_note(role, report, stopped))
 
-    # -- one turn ---------------------------------------------------------------------------------
 
     async def _turn(self, session: AgentSession, message: str | None, only_tool: str | None = None) -> Turn:
         """One agent turn, bounded by the start of the final phase (commands inside it by their own phase)."""
@@ -238,10 +177,8 @@ class CrewLoop:
             self.trace.emit("turn_cut", agent=session.role, step=self.state.step)
             return Turn(session.role)
         usage = self.meter.record(session.role, turn.usage)
-        response: dict[str, Any] = {"text": turn.text} if turn.text or not turn.calls else {}
-        if turn.calls:
-            response["tool_calls"] = turn.calls
-        self.trace.emit("model_response", agent=session.role, step=self.state.step, response=response, usage=usage,
+        self.trace.emit("model_response", agent=session.role, step=self.state.step, response=turn.response(),
+                        usage=usage,
                         cost_usd=round(self.meter.cost_usd, 6), truncated_retries=turn.retried_truncation or None)
         if turn.results:
             self.trace.emit("tool_results", agent=session.role, step=self.state.step, results=turn.results)
@@ -253,27 +190,10 @@ class CrewLoop:
             self.state.unverified.append({"agent": role, "value": claim.value, "context": claim.context})
             self.trace.emit("unverified_claim", agent=role, value=claim.value, context=claim.context)
 
-    # -- state ------------------------------------------------------------------------------------
 
     def save(self) -> None:
-        contexts = {"supervisor": self.supervisor.context}
-        if self.worker is not None:
-            contexts["worker"] = self.worker.context
-        save_state(self.state_dir, contexts, {
-            "step": self.state.step, "loop": asdict(self.state), "plan": self.tools.plan.to_dict(),
-            "usage": self.meter.to_dict(), "clients": self.clients, "known_jobs": self.tools.job_ids(),
-            "known_evaluations": [r.id for r in self.tools.ledger.records()], "trace_seq": self.trace.seq,
-            "saved_at": time.time(), "active_s": self.budget.deadline.elapsed_s()})
+        save_loop(self)
 
     def restore(self, snapshot: dict[str, Any], journal: dict[str, dict[str, Any]]) -> None:
         """Continue from a saved snapshot: contexts, loop position, plan and usage."""
-        loop = dict(snapshot["loop"])
-        subtask = loop.pop("subtask")
-        subtask = Subtask(**subtask) if subtask else None
-        self.state = LoopState(**loop, subtask=subtask)
-        self.tools.plan.items[:] = type(self.tools.plan).from_dict(snapshot["plan"]).items
-        self.meter.load(snapshot["usage"])
-        self.supervisor.context.restore(snapshot["contexts"]["supervisor"], journal)
-        if subtask is not None:
-            self.worker = self._session(subtask.role)
-            self.worker.context.restore(snapshot["contexts"]["worker"], journal)
+        restore_loop(self, snapshot, journal)

@@ -57,6 +57,20 @@ def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str) -
     return "\n\n".join(parts)
 
 
+def wrapup_note(budget, stopped_jobs: list[str]) -> str:
+    return (f"WRAP-UP: {budget.line()}. Running jobs were stopped so they saved checkpoints "
+            f"({', '.join(stopped_jobs) or 'none'}). Evaluate the best checkpoint if it has no record yet, then "
+            "submit the best evaluation.")
+
+
+def report_note(role: str, report: dict | None, stopped: str | None) -> str:
+    """How a worker's subtask ended, for the supervisor's next turn."""
+    if report is None:
+        return f"The {role} was stopped because {stopped}, without a report."
+    text = "\n".join(f"- {key}: {value}" for key, value in report.items())
+    return f"Report from the {role}" + (f" (stopped: {stopped})" if stopped else "") + f":\n{text}"
+
+
 def subtask_brief(delegated, tools, budget) -> str:
     return (f"Your subtask (time allotted {format_duration(delegated.minutes * 60)}):\n{delegated.subtask}\n\n"
             f"Budget: {budget.line()}\n\nLedger:\n{tools.ledger.summary()}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +23,38 @@ def save_snapshot(state_dir: Path, snapshot: dict[str, Any]) -> None:
     atomic_write_json(latest, snapshot)
 
 
-def save_state(state_dir: Path, contexts: dict[str, Any], fields: dict[str, Any]) -> None:
-    """One save of the loop: new context messages go once to the append-only journal (so a save costs the
-    same at any step), then the snapshot lists their ids. `fields["clients"]` is the clients by role."""
+def save_loop(loop: Any) -> None:
+    """One save of the crew loop (crew/loop.py): new context messages go once to the append-only journal (so
+    a save costs the same at any step), then the snapshot lists their ids."""
+    contexts = {"supervisor": loop.supervisor.context}
+    if loop.worker is not None:
+        contexts["worker"] = loop.worker.context
     fresh = [line for ctx in contexts.values() for line in ctx.fresh_messages()]
     if fresh:
-        with open(state_dir / JOURNAL, "a", encoding="utf-8") as journal:
+        with open(loop.state_dir / JOURNAL, "a", encoding="utf-8") as journal:
             journal.writelines(json.dumps({"id": i, "message": m}, default=str) + "\n" for i, m in fresh)
             journal.flush()
             os.fsync(journal.fileno())
-    snapshot = {**fields, "clients": client_positions(fields["clients"]),
-                "contexts": {name: ctx.snapshot() for name, ctx in contexts.items()}}
-    save_snapshot(state_dir, snapshot)
+    save_snapshot(loop.state_dir, {
+        "step": loop.state.step, "loop": asdict(loop.state), "plan": loop.tools.plan.to_dict(),
+        "usage": loop.meter.to_dict(), "clients": client_positions(loop.clients), "known_jobs": loop.tools.job_ids(),
+        "known_evaluations": [r.id for r in loop.tools.ledger.records()], "trace_seq": loop.trace.seq,
+        "saved_at": time.time(), "active_s": loop.budget.deadline.elapsed_s(),
+        "contexts": {name: ctx.snapshot() for name, ctx in contexts.items()}})
+
+
+def restore_loop(loop: Any, snapshot: dict[str, Any], journal: dict[str, dict[str, Any]]) -> None:
+    """Put a crew loop back where a snapshot left it: loop state, plan, usage and the agents' contexts."""
+    from crew.loop_state import state_from_snapshot
+    from crew.plan import Plan
+
+    loop.state = state_from_snapshot(snapshot["loop"])
+    loop.tools.plan.items[:] = Plan.from_dict(snapshot["plan"]).items
+    loop.meter.load(snapshot["usage"])
+    loop.supervisor.context.restore(snapshot["contexts"]["supervisor"], journal)
+    if loop.state.subtask is not None:
+        loop.worker = loop._session(loop.state.subtask.role)
+        loop.worker.context.restore(snapshot["contexts"]["worker"], journal)
 
 
 def load_snapshot(state_dir: Path) -> dict[str, Any] | None:

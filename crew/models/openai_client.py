@@ -36,7 +36,8 @@ UNKNOWN_OPENAI_MODEL_INFO = ModelInfo(
 )
 # Per create() call: a list the wrapped SDK call appends its usage to (the SDK call runs in a task that
 # copies this context, so it shares the same list object).
-_capture: contextvars.ContextVar[list[CallUsage] | None] = contextvars.ContextVar("_capture", default=None)
+_capture: contextvars.ContextVar[list[tuple[CallUsage, str | None]] | None] = contextvars.ContextVar(
+    "_capture", default=None)
 
 
 def usage_from_completion(completion: Any) -> CallUsage | None:
@@ -59,7 +60,8 @@ def _wrap(resource: Any, name: str) -> None:
         sink = _capture.get()
         usage = usage_from_completion(result)
         if sink is not None and usage is not None:
-            sink.append(usage)
+            choices = getattr(result, "choices", None) or [None]
+            sink.append((usage, getattr(choices[0], "finish_reason", None)))
         return result
 
     setattr(resource, name, wrapped)
@@ -79,9 +81,9 @@ class OpenAIClient(OpenAIChatCompletionClient):
         if beta is not None and beta is not self._client.chat.completions:
             _wrap(beta, "parse")
 
-    def _record(self, result: CreateResult, captured: list[CallUsage]) -> None:
+    def _record(self, result: CreateResult, captured: list[tuple[CallUsage, str | None]]) -> None:
         if captured:
-            usage = captured[-1]
+            usage = captured[-1][0]
         else:
             usage = CallUsage(input=result.usage.prompt_tokens, output=result.usage.completion_tokens)
         self.last_usage = usage
@@ -95,6 +97,9 @@ class OpenAIClient(OpenAIChatCompletionClient):
         finally:
             _capture.reset(token)
         self._record(result, captured)
+        if captured and captured[-1][1] == "length" and isinstance(result.content, list):
+            # autogen reports tool calls cut off at the output limit as complete: they must not be run.
+            result = result.model_copy(update={"finish_reason": "length"})
         return result
 
     async def create_stream(  # type: ignore[override]

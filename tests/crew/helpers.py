@@ -35,7 +35,7 @@ API_MODEL = "anthropic:claude-sonnet-4-6"  # priced, so cost is counted; served 
 
 
 def run_crew(tmp_path: Path, monkeypatch, script: dict | str, budget: str = "2m", name: str = "run",
-             server=None, **request):
+             server=None, model: str = API_MODEL, **request):
     """Run the toy challenge with a crew; return (exit code, run dir, result, events). With `server` (the
     api_server fixture) the script is played by the protocol-exact API server through our Anthropic client
     and the official SDK over HTTP; without it, by the `replay:` client."""
@@ -44,9 +44,7 @@ def run_crew(tmp_path: Path, monkeypatch, script: dict | str, budget: str = "2m"
         write_challenge(challenges, "toy")
     monkeypatch.setenv("RESEARCH_CREW_CHALLENGE_PATH", str(challenges))
     monkeypatch.setenv("RESEARCH_CREW_MEMORY_DIR", str(tmp_path / "global-memory"))
-    if server is not None:
-        model = API_MODEL
-    else:
+    if server is None:
         if isinstance(script, dict):
             path = tmp_path / f"{name}.yaml"
             path.write_text(yaml.safe_dump(script))

@@ -8,9 +8,11 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED
 from crew.runner import resume_run
-from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, call, kinds, run_crew
+from tests.crew.helpers import API_MODEL, ENGINEER_OK, SUPERVISOR_OK, call, kinds, run_crew
 
 
 def tool_results(events: list[dict], name: str) -> list[dict]:
@@ -76,14 +78,17 @@ def test_the_tool_calls_of_one_turn_run_in_order(tmp_path, monkeypatch, api_serv
     assert tool_results(events, "run_bash")[0]["content"].rstrip().endswith("0.75")
 
 
-def test_a_tool_call_cut_off_at_max_tokens_is_asked_again_not_run(tmp_path, monkeypatch, api_server):
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_a_tool_call_cut_off_at_max_tokens_is_asked_again_not_run(tmp_path, monkeypatch, api_server, api):
     cut = {"tool_calls": [{"name": "write_file", "arguments": {"path": "answer.txt", "content": "0.7" + "5" * 50}}],
            "stop_reason": "max_tokens"}
     server = api_server({"supervisor": SUPERVISOR_OK, "engineer": [cut, *ENGINEER_OK]})
-    code, run, result, events = run_crew(tmp_path, monkeypatch, None, server=server)
+    model = API_MODEL if api == "anthropic" else f"openai:gpt-4.1-2025-04-14@{server.openai_base_url}"
+    code, run, result, events = run_crew(tmp_path, monkeypatch, None, server=server, model=model)
     assert code == EXIT_DONE and result["score"] == 0.75
     first, again = server.requests("engineer")[:2]
-    assert again.request["max_tokens"] > first.request["max_tokens"]
+    limit = "max_tokens" if api == "anthropic" else "max_completion_tokens"
+    assert again.request[limit] > first.request.get(limit, 0)
     assert "cut off at the output-token limit" in again.last_user_text()
     assert len(tool_results(events, "write_file")) == 1  # only the complete call ran
     assert kinds(events, "model_response")[1]["truncated_retries"] == 1

@@ -115,13 +115,16 @@ class BoundedContext:
                 total += estimate_tokens(stub) - self._sizes[index]
                 self._sizes[index] = estimate_tokens(stub)
             self._elided_upto += 1
-        while (total > target_tokens or len(self.messages) > target_messages) and len(
-                self.messages) > self.anchors + 3:
-            total -= self._drop_oldest_exchange()
+        dropped, old_note = 0, self._sizes[self.anchors] if self._has_note() else 0
+        while (total - dropped - old_note + self._note_size() > target_tokens
+               or len(self.messages) > target_messages) and len(self.messages) > self.anchors + 3:
+            dropped += self._drop_oldest_exchange()
+        if dropped:
+            self._write_note()  # once per compaction: each note is a new journal entry
 
     def _drop_oldest_exchange(self) -> int:
-        """Remove the oldest unit after the anchors (and the note), summarised in the note; return the
-        tokens freed."""
+        """Remove the oldest unit after the anchors (and the note), summarised for the note; return the tokens
+        it freed."""
         start = self.anchors + (1 if self._has_note() else 0)
         end = start + 1
         while end < len(self.messages) and self.messages[end].role == "tool":
@@ -130,9 +133,14 @@ class BoundedContext:
         freed = sum(self._sizes[start:end])
         del self.messages[start:end], self._sizes[start:end], self._ids[start:end]
         self._elided_upto = max(self.anchors, self._elided_upto - (end - start))
+        return freed
+
+    def _note_size(self) -> int:
+        return estimate_tokens(Message("user", note_text(self.dropped))) if self.dropped else 0
+
+    def _write_note(self) -> None:
         note = Message("user", note_text(self.dropped))
         if self._has_note():
-            freed += self._sizes[self.anchors]
             self.messages[self.anchors], self._sizes[self.anchors] = note, estimate_tokens(note)
             self._ids[self.anchors] = self._track(note)
         else:
@@ -140,7 +148,6 @@ class BoundedContext:
             self._sizes.insert(self.anchors, estimate_tokens(note))
             self._ids.insert(self.anchors, self._track(note))
             self._elided_upto += 1
-        return freed - self._sizes[self.anchors]
 
     def _has_note(self) -> bool:
         message = self.messages[self.anchors] if len(self.messages) > self.anchors else None

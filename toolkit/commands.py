@@ -74,11 +74,13 @@ def run_command(
     max_chars: int,
     grace_s: float = 2.0,
     display: str | None = None,
+    wrapper_names: frozenset[str] = frozenset(),
 ) -> CommandResult:
     """Run `argv` in a new session with stdout+stderr going straight to `log_path`.
 
     The child writes to the file itself, so this process never buffers the output. At the timeout the
-    whole group is ended; processes the command left running in its group are ended too.
+    whole group is ended; processes the command left running in its group are ended too. Processes named
+    in `wrapper_names` (a sandbox's own, ending with the command) are ended but not counted as left behind.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -116,8 +118,8 @@ def run_command(
     duration = time.monotonic() - started
     leftovers = 0
     if not timed_out:
-        leftovers = len(group_members(proc.pid))
-        if leftovers:
+        leftovers = len(group_members(proc.pid, except_names=wrapper_names))
+        if leftovers or group_members(proc.pid):
             kill_process_group(proc.pid, grace_s)
     excerpt = head_tail(log_path, max_chars)
     return CommandResult(

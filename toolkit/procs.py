@@ -36,8 +36,8 @@ def is_same_process(pid: int, start_time: float) -> bool:
     return now is not None and abs(now - start_time) <= _START_TIME_TOLERANCE_S
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) pids in process group `pgid`."""
+def group_members(pgid: int, *, except_names: frozenset[str] = frozenset()) -> list[int]:
+    """Live (non-zombie) pids in process group `pgid`, leaving out processes named in `except_names`."""
     try:
         os.killpg(pgid, 0)  # cheap check first: no process at all, not even a zombie
     except ProcessLookupError:
@@ -45,9 +45,9 @@ def group_members(pgid: int) -> list[int]:
     except PermissionError:
         pass
     members = []
-    for proc in psutil.process_iter(["pid", "status"]):
+    for proc in psutil.process_iter(["pid", "status", "name"]):
         try:
-            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE or proc.info["name"] in except_names:
                 continue
             if os.getpgid(proc.info["pid"]) == pgid:
                 members.append(proc.info["pid"])

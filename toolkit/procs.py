@@ -36,8 +36,8 @@ def is_same_process(pid: int, start_time: float) -> bool:
     return now is not None and abs(now - start_time) <= _START_TIME_TOLERANCE_S
 
 
-def group_members(pgid: int, *, except_names: frozenset[str] = frozenset()) -> list[int]:
-    """Live (non-zombie) pids in process group `pgid`, leaving out processes named in `except_names`."""
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) pids in process group `pgid`."""
     try:
         os.killpg(pgid, 0)  # cheap check first: no process at all, not even a zombie
     except ProcessLookupError:
@@ -45,9 +45,9 @@ def group_members(pgid: int, *, except_names: frozenset[str] = frozenset()) -> l
     except PermissionError:
         pass
     members = []
-    for proc in psutil.process_iter(["pid", "status", "name"]):
+    for proc in psutil.process_iter(["pid", "status"]):
         try:
-            if proc.info["status"] == psutil.STATUS_ZOMBIE or proc.info["name"] in except_names:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
                 continue
             if os.getpgid(proc.info["pid"]) == pgid:
                 members.append(proc.info["pid"])
@@ -73,10 +73,12 @@ def kill_process_group(pgid: int, grace_s: float = 2.0, *, poll_s: float = 0.05)
         return True
     _signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
+    wait = min(0.002, poll_s)  # most groups are gone within milliseconds; a slow one is polled less often
     while time.monotonic() < deadline:
         if not group_members(pgid):
             return True
-        time.sleep(poll_s)
+        time.sleep(wait)
+        wait = min(wait * 2, poll_s)
     log.info("process group %d outlived SIGTERM by %.1fs; sending SIGKILL", pgid, grace_s)
     _signal_group(pgid, signal.SIGKILL)
     # SIGKILL cannot be ignored, but the kernel needs a moment to tear processes down.

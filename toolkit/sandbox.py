@@ -28,8 +28,6 @@ from toolkit.sandbox_mounts import RunFolders, view_args
 log = logging.getLogger(__name__)
 
 SANDBOX_KINDS = ("bwrap", "none")
-# The sandbox's own processes: its pid 1 may outlive the command by a few milliseconds.
-SANDBOX_PROCESS_NAMES = frozenset({"bwrap"})
 
 # bwrap dies on SIGTERM, and its death SIGKILLs the whole pid namespace: a job asked to stop would get no
 # time to save a checkpoint. So bwrap runs with SIGTERM ignored, and the command gets the default back

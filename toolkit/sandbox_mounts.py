@@ -102,7 +102,7 @@ def mask_args(hidden: Iterable[Path], shown: Sequence[Path]) -> tuple[list[str],
     still need a mount point inside a mask)."""
     masks: list[str] = []
     remounts: list[str] = []
-    for path in sorted({Path(os.path.abspath(h)) for h in hidden}, key=lambda p: len(p.parts)):
+    for path in sorted({Path(os.path.abspath(h)) for h in hidden}, key=lambda p: (len(p.parts), str(p))):
         if not path.exists() or not any(_inside(path, s) and path != s for s in shown):
             continue
         if path.is_dir():

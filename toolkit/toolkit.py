@@ -19,7 +19,7 @@ from toolkit.files import FileTools
 from toolkit.gpus import gpu_status as _gpu_status
 from toolkit.jobs import JobManager, JobStatus
 from toolkit.paths import DATA_DIR, PathRefused
-from toolkit.sandbox import SANDBOX_PROCESS_NAMES, Sandbox, SandboxPolicy
+from toolkit.sandbox import Sandbox, SandboxPolicy
 from toolkit.search_arxiv import ArxivTools
 from toolkit.search_github import GithubTools
 
@@ -151,7 +151,7 @@ class Toolkit:
             max_chars=self.max_output_chars,
             grace_s=self.command_grace_s,
             display=display,
-            wrapper_names=frozenset() if self.sandbox is None else SANDBOX_PROCESS_NAMES,
+            contained=self.sandbox is not None,
         )
         if note:
             result.output = f"[note{note}]\n{result.output}"

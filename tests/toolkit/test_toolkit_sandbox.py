@@ -9,6 +9,7 @@ import socket
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 import toolkit
@@ -95,6 +96,23 @@ def test_a_job_in_the_sandbox_cannot_signal_the_crew_and_sees_no_secret(snoop) -
         time.sleep(0.05)
     log = tk.tail_job(status.record.id, 100)
     assert "No such process" in log and "sk-ant-SECRET" not in log and "PATH=" in log
+
+
+@needs_bwrap
+def test_gpu_status_can_tell_a_sandboxed_jobs_processes(tmp_path: Path) -> None:
+    tk = Toolkit(tmp_path / "run", job_grace_s=1, sandbox=SandboxPolicy())
+    naps = [["sleep", f"{30 + i}.{os.getpid()}"] for i in range(2)]  # unique on a shared machine
+    status = tk.start_job(" & ".join(" ".join(nap) for nap in naps), "holder")  # NVML reports host pids
+    try:
+        for _ in range(200):
+            inside = [p for p in psutil.process_iter(["pid", "cmdline"]) if p.info["cmdline"] in naps]
+            if len(inside) == 2:
+                break
+            time.sleep(0.05)
+        owners = tk.jobs.running_pids()
+        assert len(inside) == 2 and all(owners.get(p.info["pid"]) == status.record.id for p in inside)
+    finally:
+        tk.stop_job(status.record.id)
 
 
 @needs_bwrap

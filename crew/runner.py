@@ -31,6 +31,8 @@ from crew.sandboxing import check_sandbox, parse_choice, sandbox_line
 from crew.snapshots import load_snapshot
 from crew.specs import ModelSpec, default_spec, parse_spec
 from crew.trace import Trace
+from toolkit.paths import DATA_DIR
+from toolkit.toolkit import place_data
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +85,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network,
     )
     config.save(run.run_toml)
+    place_data(run.workspace / DATA_DIR, data.data_dir, bound=sandbox == "bwrap" and spec.kind != "baseline")
     trace = Trace(run.trace)
     trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
                budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.env import scrubbed_env
+from toolkit.errors import ToolkitError
 from toolkit.sandbox_mounts import RunFolders, view_args
 
 log = logging.getLogger(__name__)
@@ -89,8 +90,14 @@ class Sandbox:
             inside["PYTHONPATH"] = self.python_path
         return inside
 
-    def describe(self) -> str:
-        return f"bubblewrap, network {'on' if self.policy.network else 'off'}"
+    def check(self, env: Mapping[str, str]) -> None:
+        """Start the sandbox once, so that a view bwrap cannot build fails here, named, not in every command."""
+        done = subprocess.run(self.wrap(["true"]), env=self.environment(env), capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise ToolkitError(f"the agents' sandbox does not start: {(done.stderr or done.stdout).strip()[-500:]}",
+                               "check that bubblewrap works here (research-crew run says how), or run with "
+                               "--sandbox none")
 
 
 def bwrap_problem() -> str | None:

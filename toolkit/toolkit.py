@@ -101,9 +101,11 @@ class Toolkit:
         self.command_grace_s = command_grace_s
         self.data_dir = Path(data_dir).absolute() if data_dir else None
         if self.data_dir is not None:
-            _place_data(self.workspace / DATA_DIR, self.data_dir, bound=sandbox is not None)
+            place_data(self.workspace / DATA_DIR, self.data_dir, bound=sandbox is not None)
         self.sandbox = None if sandbox is None else Sandbox(sandbox, run_dir=self.run_dir, workspace=self.workspace,
                                                             data_dir=self.data_dir)
+        if self.sandbox is not None:
+            self.sandbox.check(os.environ)
         mounts = {DATA_DIR: self.data_dir} if self.data_dir is not None else None
         self.files = FileTools(self.workspace, read_only, mounts)
         self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s,
@@ -318,8 +320,9 @@ class Toolkit:
         return _gpu_status(self.jobs.running_pids())
 
 
-def _place_data(mount_point: Path, data_dir: Path, *, bound: bool) -> None:
-    """workspace/data: an empty folder the sandbox binds the data over, or, with no sandbox, a symlink to it."""
+def place_data(mount_point: Path, data_dir: Path, *, bound: bool) -> None:
+    """workspace/data: an empty folder the sandbox binds the data over, or, with no sandbox, a symlink to it.
+    Idempotent, and it turns one into the other (a run started before the sandbox existed)."""
     if bound:
         if mount_point.is_symlink():  # a run started before the sandbox, or without it
             mount_point.unlink()

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 import toolkit
-from toolkit import Toolkit
+from toolkit import Toolkit, ToolkitError
 from toolkit.sandbox import SandboxPolicy, bwrap_problem
 from toolkit.sandbox_mounts import mask_args
 
@@ -57,6 +57,20 @@ def test_a_command_sees_the_workspace_and_the_data_read_only_and_nothing_behind_
     assert "PRIVATE-KEY" not in seen and seen.count("No such file or directory") == 2
     assert f"HOME={tk.run_dir / 'home'}" in seen
     assert "Read-only file system" in _out(tk, "touch /usr/pwned /etc/pwned")
+
+
+@needs_bwrap
+def test_other_runs_and_this_runs_own_records_are_invisible(snoop) -> None:
+    tk, cache, _ = snoop
+    other = cache.parent / "other-run"
+    other.mkdir()
+    (other / "result.json").write_text("{}")
+    (tk.run_dir / "state").mkdir()
+    (tk.run_dir / "state" / "latest.json").write_text("{}")
+    (tk.run_dir / "trace.jsonl").write_text("{}")
+    assert tk.run_bash(f"ls -A {cache.parent}", timeout_s=60).output.split() == ["run"]
+    assert sorted(tk.run_bash(f"ls -A {tk.run_dir}", timeout_s=60).output.split()) == ["home", "jobs", "logs",
+                                                                                         "workspace"]
 
 
 @needs_bwrap
@@ -199,3 +213,9 @@ def test_without_a_sandbox_the_data_is_a_link_and_a_sandboxed_restart_turns_it_i
 def test_a_missing_bwrap_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     assert bwrap_problem() == "bubblewrap (bwrap) is not installed"
+
+
+@needs_bwrap
+def test_a_sandbox_that_cannot_start_is_named_when_the_toolkit_is_made(tmp_path: Path) -> None:
+    with pytest.raises(ToolkitError, match="sandbox does not start: .*missing/data"):
+        Toolkit(tmp_path / "run", data_dir=tmp_path / "missing" / "data", sandbox=SandboxPolicy())

@@ -101,12 +101,12 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     if not run.run_toml.is_file():
         raise CrewError(f"{run_dir} is not a run directory (no run.toml)", "give the folder `research-crew run` made")
     config = RunConfig.load(run.run_toml)
-    check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True)
     trace = Trace(run.trace)
     if any(e["kind"] == "run_finished" and e.get("exit_code") != EXIT_INTERRUPTED for e in trace.events()):
         result = json.loads(run.result.read_text())
         say(f"run {run.root} had already finished: {result['status']}")
         return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
+    check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True)
     try:
         challenge = load_challenge(Path(config.challenge_dir))
         preset = challenge.preset(config.preset)

@@ -167,8 +167,9 @@ class Toolkit:
 
         Use for short things: installs, inspection, quick scripts, evaluations. For anything that may
         run longer than a few minutes (training), use start_job instead. At the timeout the command and
-        everything it started are killed. Output (stdout and stderr together) is saved to a log file;
-        you see the head and the tail and how much was cut. No API keys or tokens are in the environment.
+        everything it started are killed; what it leaves running in the background ends when it returns.
+        Output (stdout and stderr together) is saved to a log file; you see the head and the tail and how
+        much was cut. No API keys or tokens are in the environment.
         """
         return self._run(["bash", "-c", command], command, timeout_s, "bash")
 

@@ -28,6 +28,9 @@ def run(
     max_cost: Annotated[float | None, typer.Option(help="stop spending on model calls past this many USD")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="default: runs/<challenge>-<UTC time>-<hex>")] = None,
     budget_clock: Annotated[str, typer.Option(help="wall (downtime counts) or active (only time alive)")] = "wall",
+    sandbox: Annotated[str, typer.Option(help="bwrap (agents' commands in bubblewrap) or none (an integrity "
+                                              "warning)")] = "bwrap",
+    agent_network: Annotated[str, typer.Option(help="on or off: whether agents' commands reach the network")] = "on",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
 ) -> None:
@@ -38,7 +41,7 @@ def run(
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
-                         budget_clock=budget_clock)
+                         budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network)
     try:
         from crew.reporting.live import run_with_panel
 

@@ -27,6 +27,8 @@ class RunConfig:
     data_dir: str
     max_cost_usd: float | None = None
     budget_clock: str = "wall"  # "wall": downtime counts, as in the competitions; "active": only time alive
+    sandbox: str = "bwrap"  # agents' commands and jobs: "bwrap" or "none" (an integrity warning); resume keeps it
+    agent_network: bool = True
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

@@ -19,6 +19,7 @@ from crew.plan import Plan
 from crew.replay import ReplayClient, load_script
 from crew.results import Outcome, Usage
 from crew.rundir import RunDir
+from crew.sandboxing import agent_sandbox
 from crew.snapshots import load_journal
 from crew.specs import ModelSpec
 from crew.tools import CrewTools
@@ -80,7 +81,7 @@ class CrewPolicy:
         measured = [r.duration_s for r in ledger.records() if r.ok]
         budget = BudgetGuard(self.deadline, max([self.preset.score_minutes * 60.0, *measured]))
         toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=budget,
-                          read_only=[self.run.workspace / "data"])
+                          data_dir=self.score_context.data_dir, sandbox=agent_sandbox(self.run.run_toml))
         tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger,
                           plan=Plan.initial(self.deadline.budget_s), trace=self.trace,
                           score_context=self.score_context, evaluations_dir=self.run.evaluations,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -11,6 +11,7 @@ from challenges.spec import Challenge
 from checkpoints import atomic_write_json
 from crew.config import RunConfig
 from crew.rundir import RunDir
+from crew.sandboxing import sandbox_record
 
 STATUSES = ("submitted", "no_submission", "failed")
 
@@ -70,6 +71,7 @@ def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elap
                    "cache_read": outcome.usage.cache_read, "cache_write": outcome.usage.cache_write},
         "cost_usd": outcome.usage.cost_usd,
         "unverified_claims": outcome.unverified,
+        "sandbox": sandbox_record(asdict(config)),
     }
 
 

@@ -29,9 +29,12 @@ from crew.ledger import Ledger
 from crew.loop import LoopLimits
 from crew.results import Outcome, Policy, build_result, write_report, write_result
 from crew.rundir import RunDir
+from crew.sandboxing import check_sandbox, parse_choice, sandbox_line
 from crew.snapshots import load_snapshot
 from crew.specs import ModelSpec, default_spec, parse_spec
 from crew.trace import Trace
+from toolkit.paths import DATA_DIR
+from toolkit.toolkit import place_data
 
 log = logging.getLogger(__name__)
 COST_CAP_PER_HOUR = 2.0
@@ -48,6 +51,8 @@ class RunRequest:
     max_cost_usd: float | None = None
     run_dir: Path | None = None
     budget_clock: str = "wall"
+    sandbox: str = "bwrap"
+    agent_network: str = "on"
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -63,6 +68,8 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         raise CrewError(f"unknown budget clock '{request.budget_clock}'", "use --budget-clock wall or active")
     budget_s = parse_duration(request.budget) if request.budget else preset.budget_s
     _check_budget(challenge, preset, budget_s)
+    sandbox, agent_network = parse_choice(request.sandbox, request.agent_network)
+    check_sandbox(sandbox, baseline=spec.kind == "baseline")
     device = _check_device(challenge, preset)
     if request.run_dir and Path(request.run_dir).exists():
         RunDir.create(challenge.name, request.run_dir)  # raises the "already exists" error before any work
@@ -83,17 +90,19 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         model=str(spec), supervisor_model=str(supervisor_spec), worker_model=str(worker_spec), budget_s=budget_s,
         started_at=deadline.started_at,
         device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
-        budget_clock=request.budget_clock,
+        budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network,
     )
     config.save(run.run_toml)
-    (run.workspace / "data").symlink_to(data.data_dir, target_is_directory=True)
+    place_data(run.workspace / DATA_DIR, data.data_dir, bound=sandbox == "bwrap" and spec.kind != "baseline")
     if (challenge.directory / "baseline").is_dir():  # the task text points the agents at it
         shutil.copytree(challenge.directory / "baseline", run.workspace / "baseline",
                         ignore=shutil.ignore_patterns("__pycache__"))
     trace = Trace(run.trace)
     trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
-               budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock)
+               budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock,
+               sandbox=sandbox, agent_network=agent_network)
     say(f"run {run.root} (budget {format_duration(budget_s)}, {device})")
+    say(sandbox_line(sandbox, agent_network, baseline=spec.kind == "baseline"))
     return _run_policy(run, config, challenge, preset, data, deadline, trace)
 
 
@@ -108,6 +117,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
         result = json.loads(run.result.read_text())
         say(f"run {run.root} had already finished: {result['status']}")
         return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
+    check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True)
     try:
         challenge = load_challenge(Path(config.challenge_dir))
         preset = challenge.preset(config.preset)
@@ -122,6 +132,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     resumes = sum(e["kind"] == "resumed" for e in trace.events()) + 1
     say(f"resuming {run.root} at step {snapshot['step'] if snapshot else 0} "
         f"({format_duration(deadline.time_left_s())} left); resume #{resumes}")
+    say(sandbox_line(config.sandbox, config.agent_network, baseline=config.model == "baseline"))
     if snapshot is None:
         trace.emit("resumed", from_step=0)
     return _run_policy(run, config, challenge, preset, data, deadline, trace, snapshot=snapshot, resumes=resumes)

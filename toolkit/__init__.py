@@ -9,12 +9,14 @@ from toolkit.env import is_secret_name, scrubbed_env
 from toolkit.errors import ToolkitError
 from toolkit.jobs import JobStatus
 from toolkit.procs import kill_process_group
+from toolkit.sandbox import SandboxPolicy
 from toolkit.toolkit import TOOL_NAMES, TimeLeft, Toolkit
 
 __all__ = [
     "TOOL_NAMES",
     "CommandResult",
     "JobStatus",
+    "SandboxPolicy",
     "TimeLeft",
     "Toolkit",
     "ToolkitError",

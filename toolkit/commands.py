@@ -74,11 +74,14 @@ def run_command(
     max_chars: int,
     grace_s: float = 2.0,
     display: str | None = None,
+    contained: bool = False,
 ) -> CommandResult:
     """Run `argv` in a new session with stdout+stderr going straight to `log_path`.
 
     The child writes to the file itself, so this process never buffers the output. At the timeout the
-    whole group is ended; processes the command left running in its group are ended too.
+    whole group is ended; processes the command left running in its group are ended too. A `contained`
+    command runs in a pid namespace that the kernel tears down when it ends (the sandbox), so nothing it
+    started can be left behind and the group is not searched (that costs milliseconds per command).
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -115,7 +118,7 @@ def run_command(
             timed_out = True
     duration = time.monotonic() - started
     leftovers = 0
-    if not timed_out:
+    if not timed_out and not contained:
         leftovers = len(group_members(proc.pid))
         if leftovers:
             kill_process_group(proc.pid, grace_s)

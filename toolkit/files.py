@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from checkpoints import atomic_write_bytes
@@ -30,8 +30,8 @@ def _is_binary(path: Path) -> bool:
 
 
 class FileTools:
-    def __init__(self, workspace: Path, read_only: Sequence[Path] = ()) -> None:
-        self.confine = Confinement(workspace, read_only)
+    def __init__(self, workspace: Path, read_only: Sequence[Path] = (), mounts: Mapping[str, Path] | None = None):
+        self.confine = Confinement(workspace, read_only, mounts)
         # Per-file undo history (previous bytes, or None when the file did not exist).
         self._history: dict[Path, list[bytes | None]] = {}
 

@@ -41,6 +41,7 @@ class JobRecord:
     command: str
     cwd: str
     created: float
+    argv: list[str] | None = None  # what the runner starts, when not `bash -c command` (the sandboxed command)
     deadline: float | None = None
     grace_s: float = 30.0
     state: str = STARTING

@@ -32,7 +32,7 @@ def run(job_dir: Path) -> int:
     with open(job_dir / jr.LOG, "ab") as out:
         try:
             proc = subprocess.Popen(
-                ["bash", "-c", record.command],
+                record.argv or ["bash", "-c", record.command],
                 cwd=record.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=out,

@@ -19,6 +19,7 @@ from toolkit.excerpt import read_tail_text, tail_lines
 from toolkit.jobrunner import grace_before
 from toolkit.procs import group_members, is_same_process, kill_process_group, process_start_time
 from toolkit.progress import Progress, format_duration, parse_progress
+from toolkit.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +91,13 @@ def _slug(name: str) -> str:
 class JobManager:
     """Starts and tracks jobs under `jobs_dir`; any number of managers (in any process) may share it."""
 
-    def __init__(self, jobs_dir: Path, *, cwd: Path, env: Mapping[str, str], grace_s: float = 30.0) -> None:
+    def __init__(self, jobs_dir: Path, *, cwd: Path, env: Mapping[str, str], grace_s: float = 30.0,
+                 sandbox: Sandbox | None = None) -> None:
         self.jobs_dir = jobs_dir
         self.cwd = cwd
         self.env = dict(env)
         self.grace_s = grace_s
+        self.sandbox = sandbox
         # Runners we launched; kept so they are reaped (no zombies) when they exit while we live.
         self._runners: list[subprocess.Popen[bytes]] = []
 
@@ -121,6 +124,7 @@ class JobManager:
             id=job_dir.name,
             name=name,
             command=command,
+            argv=None if self.sandbox is None else self.sandbox.wrap(["bash", "-c", command], die_with_parent=False),
             cwd=str(self.cwd),
             created=time.time(),
             deadline=deadline,

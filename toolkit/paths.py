@@ -1,10 +1,14 @@
 """Confinement: every path a tool touches resolves inside the workspace (reads may also reach the
-challenge's read-only data); writes never reach read-only data."""
+challenge's read-only data); writes never reach read-only data.
+
+The data is either a symlink at workspace/data (no sandbox) or a read-only bind there that only the sandbox
+sees; for the latter the file tools, which run outside, map `data/...` to the data folder themselves.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 DATA_DIR = "data"
@@ -19,15 +23,30 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 class Confinement:
-    def __init__(self, workspace: Path, read_only: Sequence[Path] = ()) -> None:
+    def __init__(self, workspace: Path, read_only: Sequence[Path] = (), mounts: Mapping[str, Path] | None = None):
         self.root = Path(os.path.abspath(workspace))
         self.real_root = self.root.resolve()
         self._read_only = [Path(os.path.abspath(p)) for p in read_only]
+        # workspace/<name> shows this folder, read-only (a bind inside the sandbox).
+        self.mounts = {name: Path(os.path.abspath(p)) for name, p in (mounts or {}).items()}
 
     def read_only_roots(self) -> list[Path]:
         """Read-only places, both as named and as resolved (the data folder is a symlink to a cache)."""
-        roots = [*self._read_only, self.root / DATA_DIR]
+        roots = [*self._read_only, self.root / DATA_DIR, *self.mounts.values()]
         return list(dict.fromkeys([*roots, *(r.resolve() for r in roots)]))
+
+    def _mounted(self, candidate: Path, text: str, write: bool) -> Path | None:
+        """The real path behind a path under a mounted folder, or None when it is not under one."""
+        rel = candidate.relative_to(self.root)
+        if not rel.parts or rel.parts[0] not in self.mounts:
+            return None
+        if write:
+            raise PathRefused(f"'{text}' is in the challenge's read-only data; write somewhere else in the workspace")
+        target = self.mounts[rel.parts[0]]
+        real = target.joinpath(*rel.parts[1:]).resolve()
+        if not _inside(real, target.resolve()):
+            raise PathRefused(f"'{text}' leads outside the data folder through a symlink; refused")
+        return real
 
     def resolve(self, path: str | os.PathLike[str], *, write: bool = False) -> Path:
         """The real path `path` names, or PathRefused saying why it is not allowed."""
@@ -49,6 +68,9 @@ class Confinement:
                 raise PathRefused(f"'{text}' is outside the workspace ({self.root}); use a path relative to it")
         else:
             candidate = self.root / candidate
+        mounted = self._mounted(candidate, text, write)
+        if mounted is not None:
+            return mounted
         real = candidate.resolve()
         read_only = self.read_only_roots()
         in_read_only = any(_inside(real, r) or _inside(candidate, r) for r in read_only)
@@ -64,6 +86,9 @@ class Confinement:
             if _inside(real, root):
                 rel = real.relative_to(root)
                 return str(rel) if str(rel) != "." else "."
+        for name, target in self.mounts.items():
+            if _inside(real, target.resolve()):
+                return str(Path(name) / real.relative_to(target.resolve()))
         for root in self.read_only_roots():
             if _inside(real, root.resolve()) and root.is_relative_to(self.root):
                 return str(root.relative_to(self.root) / real.relative_to(root.resolve()))

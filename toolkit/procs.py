@@ -73,10 +73,12 @@ def kill_process_group(pgid: int, grace_s: float = 2.0, *, poll_s: float = 0.05)
         return True
     _signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
+    wait = min(0.002, poll_s)  # most groups are gone within milliseconds; a slow one is polled less often
     while time.monotonic() < deadline:
         if not group_members(pgid):
             return True
-        time.sleep(poll_s)
+        time.sleep(wait)
+        wait = min(wait * 2, poll_s)
     log.info("process group %d outlived SIGTERM by %.1fs; sending SIGKILL", pgid, grace_s)
     _signal_group(pgid, signal.SIGKILL)
     # SIGKILL cannot be ignored, but the kernel needs a moment to tear processes down.

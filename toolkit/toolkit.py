@@ -14,10 +14,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from toolkit.commands import CommandResult, new_log_path, run_command
 from toolkit.env import scrubbed_env
+from toolkit.errors import ToolkitError
 from toolkit.files import FileTools
 from toolkit.gpus import gpu_status as _gpu_status
 from toolkit.jobs import JobManager, JobStatus
-from toolkit.paths import PathRefused
+from toolkit.paths import DATA_DIR, PathRefused
+from toolkit.sandbox import Sandbox, SandboxPolicy
 from toolkit.search_arxiv import ArxivTools
 from toolkit.search_github import GithubTools
 
@@ -69,7 +71,10 @@ class TimeLeft(Protocol):
 
 class Toolkit:
     """The tools of one run: commands and files in `workspace`, jobs in `run_dir/jobs`, logs in
-    `run_dir/logs`. Every timeout and job deadline is capped by `budget` when one is given."""
+    `run_dir/logs`. Every timeout and job deadline is capped by `budget` when one is given.
+
+    `data_dir` is shown read-only at workspace/data. With a `sandbox` policy every command and job runs
+    inside bubblewrap (toolkit.sandbox); without one they run as the user, unconfined."""
 
     def __init__(
         self,
@@ -78,6 +83,8 @@ class Toolkit:
         workspace: Path | None = None,
         budget: TimeLeft | None = None,
         read_only: Sequence[Path] = (),
+        data_dir: Path | None = None,
+        sandbox: SandboxPolicy | None = None,
         max_output_chars: int = 10_000,
         command_grace_s: float = 2.0,
         job_grace_s: float = 30.0,
@@ -92,8 +99,17 @@ class Toolkit:
         self.budget = budget
         self.max_output_chars = max_output_chars
         self.command_grace_s = command_grace_s
-        self.files = FileTools(self.workspace, read_only)
-        self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s)
+        self.data_dir = Path(data_dir).absolute() if data_dir else None
+        if self.data_dir is not None:
+            place_data(self.workspace / DATA_DIR, self.data_dir, bound=sandbox is not None)
+        self.sandbox = None if sandbox is None else Sandbox(sandbox, run_dir=self.run_dir, workspace=self.workspace,
+                                                            data_dir=self.data_dir)
+        if self.sandbox is not None:
+            self.sandbox.check(os.environ)
+        mounts = {DATA_DIR: self.data_dir} if self.data_dir is not None else None
+        self.files = FileTools(self.workspace, read_only, mounts)
+        self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s,
+                               sandbox=self.sandbox)
         cache = cache_dir or self.run_dir / "cache"
         self.arxiv = arxiv or ArxivTools(cache, self.workspace / "papers")
         self.github = github or GithubTools(cache)
@@ -113,7 +129,8 @@ class Toolkit:
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
         # Idle OpenMP threads that spin starve everything else on a shared CPU (100x slower seen here).
         extra = {"PYTHONUNBUFFERED": "1", "PATH": path, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
-        return scrubbed_env(extra=extra)
+        env = scrubbed_env(extra=extra)
+        return env if self.sandbox is None else self.sandbox.environment(env)
 
     def _bounded(self, timeout_s: float) -> tuple[float, str]:
         left = self.time_left_s()
@@ -128,7 +145,7 @@ class Toolkit:
         if timeout <= 0:
             return "Not run: the run's time budget is spent."
         result = run_command(
-            argv,
+            argv if self.sandbox is None else self.sandbox.wrap(argv),
             cwd=self.workspace,
             env=self._env(),
             timeout_s=timeout,
@@ -136,6 +153,7 @@ class Toolkit:
             max_chars=self.max_output_chars,
             grace_s=self.command_grace_s,
             display=display,
+            contained=self.sandbox is not None,
         )
         if note:
             result.output = f"[note{note}]\n{result.output}"
@@ -149,8 +167,9 @@ class Toolkit:
 
         Use for short things: installs, inspection, quick scripts, evaluations. For anything that may
         run longer than a few minutes (training), use start_job instead. At the timeout the command and
-        everything it started are killed. Output (stdout and stderr together) is saved to a log file;
-        you see the head and the tail and how much was cut. No API keys or tokens are in the environment.
+        everything it started are killed; what it leaves running in the background ends when it returns.
+        Output (stdout and stderr together) is saved to a log file; you see the head and the tail and how
+        much was cut. No API keys or tokens are in the environment.
         """
         return self._run(["bash", "-c", command], command, timeout_s, "bash")
 
@@ -169,7 +188,8 @@ class Toolkit:
             return f"'{path}' is not a file in the workspace."
         args = [str(a) for a in (args or [])]
         display = " ".join(["python", path, *args])
-        return self._run([sys.executable, str(real), *args], display, timeout_s, "python")
+        inside = self.workspace / self.files.confine.display(real)  # the data folder has this path in the sandbox
+        return self._run([sys.executable, str(inside), *args], display, timeout_s, "python")
 
     # -- background jobs ---------------------------------------------------------------------------
 
@@ -299,3 +319,24 @@ class Toolkit:
     def gpu_status(self) -> str:
         """Each GPU's utilisation, memory used/total, temperature and processes (marking our jobs')."""
         return _gpu_status(self.jobs.running_pids())
+
+
+def place_data(mount_point: Path, data_dir: Path, *, bound: bool) -> None:
+    """workspace/data: an empty folder the sandbox binds the data over, or, with no sandbox, a symlink to it.
+    Idempotent, and it turns one into the other (a run started before the sandbox existed)."""
+    if bound:
+        if mount_point.is_symlink():  # a run started before the sandbox, or without it
+            mount_point.unlink()
+        mount_point.mkdir(exist_ok=True)
+        return
+    if mount_point.is_symlink():
+        if Path(os.readlink(mount_point)) == data_dir:
+            return
+        mount_point.unlink()
+    elif mount_point.is_dir():
+        try:
+            mount_point.rmdir()  # the empty mount point of a sandboxed start
+        except OSError as err:
+            raise ToolkitError(f"{mount_point} is a folder with files in it, where the data link belongs",
+                               "move its files elsewhere in the workspace") from err
+    mount_point.symlink_to(data_dir, target_is_directory=True)

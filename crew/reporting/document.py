@@ -8,6 +8,7 @@ from typing import Any
 from crew.durations import format_duration
 from crew.reporting import plots
 from crew.reporting.history import RunHistory
+from crew.sandboxing import sandbox_record
 
 QUIET_KINDS = ("model_response", "tool_results")  # counted, not listed: the trace has them in full
 LOG_TAIL_LINES = 15
@@ -59,8 +60,17 @@ def _summary(h: RunHistory) -> Section:
         ("tokens", ", ".join(f"{k} {int(v):,}" for k, v in tokens.items())),
         ("cost", f"${float(r.get('cost_usd', snap.cost_usd)):.4f}"),
         ("submission", f"{sub['evaluation']}: `{sub['path']}` (sha256 {sub['sha256'][:16]}…)" if sub else "none"),
+        ("sandbox", _sandbox(r.get("sandbox") or sandbox_record(snap.config))),
     ]
     return Section("Summary", facts=facts)
+
+
+def _sandbox(record: dict[str, Any]) -> str:
+    if record.get("warning"):
+        return f"none — INTEGRITY WARNING: {record['warning']}"
+    if record.get("note"):
+        return f"{record['kind']} ({record['note']})"
+    return f"{record['kind']}, agent network {'on' if record.get('agent_network', True) else 'off'}"
 
 
 def _plan(h: RunHistory, with_plots: bool) -> Section:

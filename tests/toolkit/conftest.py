@@ -107,6 +107,19 @@ def recorded_http(monkeypatch: pytest.MonkeyPatch) -> RecordedHttp:
     return http
 
 
+@pytest.fixture(params=["none", "bwrap"])
+def sandbox(request: pytest.FixtureRequest):
+    """Each process test runs twice: unconfined, and inside real bubblewrap (skipped where it cannot run)."""
+    from toolkit.sandbox import SandboxPolicy, bwrap_problem
+
+    if request.param == "none":
+        return None
+    problem = bwrap_problem()
+    if problem:
+        pytest.skip(f"needs a working bubblewrap: {problem}")
+    return SandboxPolicy()
+
+
 @pytest.fixture
 def fixed_budget() -> type[FixedBudget]:
     return FixedBudget

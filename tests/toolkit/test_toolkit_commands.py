@@ -14,9 +14,11 @@ import pytest
 
 from toolkit import CommandResult, Toolkit, is_secret_name, kill_process_group, scrubbed_env
 
+# The grandchild is found by a token on its command line: inside a sandbox its own pid is the pid
+# namespace's, not the one this test sees.
 IGNORES_TERM = (
-    f"{sys.executable} -c 'import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-    'open("grandchild.pid","w").write(str(os.getpid())); time.sleep(1000)\''
+    f"{sys.executable} -c 'import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    'open("grandchild.started","w").write("yes"); time.sleep(1000)\' {token}'
 )
 
 
@@ -36,9 +38,18 @@ def _wait_for(path: Path, timeout: float = 10.0) -> str:
     raise AssertionError(f"{path} never appeared")
 
 
+def _with_token(token: str) -> list[int]:
+    """Live pids whose command line holds `token`."""
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        if token in (proc.info["cmdline"] or []) and _alive(proc.info["pid"]):
+            found.append(proc.info["pid"])
+    return found
+
+
 @pytest.fixture
-def tk(tmp_path: Path) -> Toolkit:
-    return Toolkit(tmp_path / "run", command_grace_s=1.0, max_output_chars=2_000)
+def tk(tmp_path: Path, sandbox) -> Toolkit:
+    return Toolkit(tmp_path / "run", command_grace_s=1.0, max_output_chars=2_000, sandbox=sandbox)
 
 
 def test_result_reports_exit_code_duration_and_log(tk: Toolkit) -> None:
@@ -65,31 +76,25 @@ def test_sleep_with_a_short_timeout_returns_quickly(tk: Toolkit) -> None:
 
 
 def test_timeout_kills_grandchild_that_ignores_sigterm(tk: Toolkit) -> None:
-    result = tk.run_bash(f"{IGNORES_TERM} & sleep 1000", timeout_s=1.5)
+    token = f"grandchild-{os.getpid()}-timeout"
+    result = tk.run_bash(f"{IGNORES_TERM.format(token=token)} & sleep 1000", timeout_s=1.5)
     assert result.timed_out
-    pid = int(_wait_for(tk.workspace / "grandchild.pid"))
-    assert not _alive(pid), "the SIGTERM-ignoring grandchild outlived the timeout"
-    leftovers = [p for p in psutil.process_iter(["pid"]) if _alive(p.pid) and _pgid(p.pid) == pid]
-    assert leftovers == []
+    _wait_for(tk.workspace / "grandchild.started")
+    assert _with_token(token) == [], "the SIGTERM-ignoring grandchild outlived the timeout"
 
 
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except ProcessLookupError:
-        return None
-
-
-def test_background_leftovers_are_stopped_after_a_normal_exit(tk: Toolkit) -> None:
-    result = tk.run_bash(f"{IGNORES_TERM} & sleep 0.5; echo done", timeout_s=30)
+def test_background_leftovers_are_stopped_after_a_normal_exit(tk: Toolkit, sandbox) -> None:
+    token = f"grandchild-{os.getpid()}-leftover"
+    result = tk.run_bash(f"{IGNORES_TERM.format(token=token)} & sleep 0.5; echo done", timeout_s=30)
     assert result.exit_code == 0 and not result.timed_out
-    pid = int(_wait_for(tk.workspace / "grandchild.pid"))
-    assert not _alive(pid)
-    assert result.leftovers_killed >= 1 and "start_job" in str(result)
+    _wait_for(tk.workspace / "grandchild.started")
+    assert _with_token(token) == []
+    if sandbox is None:  # in the sandbox they die with its pid namespace, often before they can be counted
+        assert result.leftovers_killed >= 1 and "start_job" in str(result)
 
 
-def test_timeout_is_capped_by_the_budget(tmp_path: Path, fixed_budget) -> None:
-    tk = Toolkit(tmp_path / "run", budget=fixed_budget(1.0), command_grace_s=0.5)
+def test_timeout_is_capped_by_the_budget(tmp_path: Path, fixed_budget, sandbox) -> None:
+    tk = Toolkit(tmp_path / "run", budget=fixed_budget(1.0), command_grace_s=0.5, sandbox=sandbox)
     started = time.monotonic()
     result = tk.run_bash("sleep 30", timeout_s=600)
     assert result.timed_out and time.monotonic() - started < 3.5

@@ -87,10 +87,10 @@ def test_formatting_marks_our_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.gpu
-def test_gpu_status_sees_a_job_using_the_gpu(tmp_path: Path) -> None:
+def test_gpu_status_sees_a_job_using_the_gpu(tmp_path: Path, sandbox) -> None:
     torch = pytest.importorskip("torch")
     assert torch.cuda.is_available()
-    tk = Toolkit(tmp_path / "run", job_grace_s=5)
+    tk = Toolkit(tmp_path / "run", job_grace_s=5, sandbox=sandbox)
     job = tk.start_job(
         f'{sys.executable} -c \'import torch,time; x=torch.ones(1024,1024,64,device="cuda"); '
         'print("ready", flush=True); time.sleep(120)\'',

@@ -51,13 +51,14 @@ def run_dir(tmp_path: Path) -> Path:
     return tmp_path / "run"
 
 
-def test_job_survives_its_starter_and_a_fresh_toolkit_reattaches(run_dir: Path) -> None:
+def test_job_survives_its_starter_and_a_fresh_toolkit_reattaches(run_dir: Path, sandbox) -> None:
     starter = (
         "import sys, time\n"
         "from pathlib import Path\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
         "from toolkit import Toolkit\n"
-        f"tk = Toolkit(Path({str(run_dir)!r}))\n"
+        "from toolkit.sandbox import SandboxPolicy\n"
+        f"tk = Toolkit(Path({str(run_dir)!r}), sandbox={'SandboxPolicy()' if sandbox else 'None'})\n"
         f"status = tk.start_job({TRAINER!r}, 'train')\n"
         "print(status.record.id, flush=True)\n"
         "time.sleep(1000)\n"
@@ -69,7 +70,7 @@ def test_job_survives_its_starter_and_a_fresh_toolkit_reattaches(run_dir: Path) 
     parent.send_signal(signal.SIGKILL)
     parent.wait(timeout=5)
 
-    tk = Toolkit(run_dir, job_grace_s=5)
+    tk = Toolkit(run_dir, job_grace_s=5, sandbox=sandbox)
     status = tk.job_status(job_id)
     assert isinstance(status, JobStatus) and status.running, str(status)
     pid = status.record.pid
@@ -87,10 +88,10 @@ def test_job_survives_its_starter_and_a_fresh_toolkit_reattaches(run_dir: Path) 
     assert "saving checkpoint" in tk.tail_job(job_id, 5)  # SIGTERM first: it could save
 
 
-def test_fresh_toolkit_learns_the_exit_status(run_dir: Path) -> None:
-    status = Toolkit(run_dir).start_job("echo hello; exit 7", "fails")
+def test_fresh_toolkit_learns_the_exit_status(run_dir: Path, sandbox) -> None:
+    status = Toolkit(run_dir, sandbox=sandbox).start_job("echo hello; exit 7", "fails")
     assert isinstance(status, JobStatus)
-    fresh = Toolkit(run_dir)
+    fresh = Toolkit(run_dir, sandbox=sandbox)
     assert _until(lambda: not fresh.job_status(status.record.id).running)
     final = fresh.job_status(status.record.id)
     assert final.state == "exited" and final.record.exit_code == 7
@@ -99,8 +100,8 @@ def test_fresh_toolkit_learns_the_exit_status(run_dir: Path) -> None:
     assert saved["exit_code"] == 7 and saved["pid"] and saved["start_time"] and saved["command"]
 
 
-def test_job_past_its_deadline_is_stopped_without_being_asked(run_dir: Path, fixed_budget) -> None:
-    tk = Toolkit(run_dir, budget=fixed_budget(1.0), job_grace_s=1)
+def test_job_past_its_deadline_is_stopped_without_being_asked(run_dir: Path, sandbox, fixed_budget) -> None:
+    tk = Toolkit(run_dir, budget=fixed_budget(1.0), job_grace_s=1, sandbox=sandbox)
     status = tk.start_job("sleep 1000", "too-long")
     assert isinstance(status, JobStatus) and status.record.deadline is not None
     pid = status.record.pid
@@ -110,8 +111,8 @@ def test_job_past_its_deadline_is_stopped_without_being_asked(run_dir: Path, fix
     assert pid is not None and not _alive(pid)
 
 
-def test_deadline_holds_even_when_the_runner_died(run_dir: Path) -> None:
-    tk = Toolkit(run_dir, job_grace_s=0.5)
+def test_deadline_holds_even_when_the_runner_died(run_dir: Path, sandbox) -> None:
+    tk = Toolkit(run_dir, job_grace_s=0.5, sandbox=sandbox)
     status = tk.start_job("sleep 1000", "orphan", timeout_s=2.0)  # SIGTERM due 0.5 s before the deadline
     runner = json.loads((run_dir / "jobs" / status.record.id / "runner.json").read_text())
     os.kill(runner["pid"], signal.SIGKILL)
@@ -123,8 +124,8 @@ def test_deadline_holds_even_when_the_runner_died(run_dir: Path) -> None:
     assert not _alive(status.record.pid) and time.time() < status.record.deadline + 1.0
 
 
-def test_a_job_is_gone_by_its_deadline_even_if_it_ignores_sigterm(run_dir: Path) -> None:
-    tk = Toolkit(run_dir, job_grace_s=1.0)
+def test_a_job_is_gone_by_its_deadline_even_if_it_ignores_sigterm(run_dir: Path, sandbox) -> None:
+    tk = Toolkit(run_dir, job_grace_s=1.0, sandbox=sandbox)
     status = tk.start_job("trap '' TERM; while true; do sleep 0.1; done", "stubborn", timeout_s=1.5)
     assert _until(lambda: not tk.job_status(status.record.id).running, timeout=6)
     assert not _alive(status.record.pid)
@@ -153,8 +154,8 @@ def test_a_reused_pid_is_not_mistaken_for_the_job(run_dir: Path) -> None:
     assert tk.stop_job("001-ghost").state == "lost"  # and, evidently, we were not killed
 
 
-def test_stop_escalates_to_sigkill_for_a_job_ignoring_sigterm(run_dir: Path) -> None:
-    tk = Toolkit(run_dir, job_grace_s=0.5)
+def test_stop_escalates_to_sigkill_for_a_job_ignoring_sigterm(run_dir: Path, sandbox) -> None:
+    tk = Toolkit(run_dir, job_grace_s=0.5, sandbox=sandbox)
     status = tk.start_job("trap '' TERM; echo ready; while true; do sleep 0.1; done", "stubborn")
     assert _until(lambda: "ready" in tk.tail_job(status.record.id, 1))
     started = time.monotonic()
@@ -172,9 +173,9 @@ def test_unknown_and_invalid_job_ids_are_messages(run_dir: Path) -> None:
         assert "No job" in str(tk.stop_job(bad))
 
 
-def test_jobs_see_no_secrets(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_jobs_see_no_secrets(run_dir: Path, sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-job-secret")
-    tk = Toolkit(run_dir)
+    tk = Toolkit(run_dir, sandbox=sandbox)
     status = tk.start_job("env", "env")
     assert _until(lambda: not tk.job_status(status.record.id).running)
     assert "sk-job-secret" not in tk.tail_job(status.record.id, 500)

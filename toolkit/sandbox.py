@@ -1,0 +1,119 @@
+"""Agents' commands and jobs inside a bubblewrap (bwrap) sandbox.
+
+Inside, a command sees the system and the crew's Python read-only, the workspace read-write, the prepared
+data read-only at workspace/data (a bind: `data/..` is the workspace, not the data cache), the run's logs
+and job records read-only, a home folder and a /tmp of the run's own, and nothing else of the machine's:
+no data cache or private answers, no project source (only the `checkpoints` package that training code
+imports), no other runs, no state, trace or evaluations of this one, no home directory. It has its own
+pid namespace (the crew's /proc and pid are out of reach, so it cannot be signalled), its own /dev (GPU
+nodes bound in), an environment without secrets, and the network only when the run allows it.
+
+The harness, the scorers and the crew run outside. The sandbox keeps the toolkit's process contract:
+bwrap stays in the command's process group, so killing the group kills everything inside, and when the
+command ends the pid namespace ends with it, taking any leftover processes along.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.env import scrubbed_env
+from toolkit.errors import ToolkitError
+from toolkit.sandbox_mounts import RunFolders, view_args
+
+log = logging.getLogger(__name__)
+
+SANDBOX_KINDS = ("bwrap", "none")
+
+# bwrap dies on SIGTERM, and its death SIGKILLs the whole pid namespace: a job asked to stop would get no
+# time to save a checkpoint. So bwrap runs with SIGTERM ignored, and the command gets the default back
+# (ignored signals are inherited through exec; coreutils env 8.31+ sets and resets them).
+_OUTER = ("env", "--ignore-signal=TERM", "bwrap")
+_INNER = ("env", "--default-signal=TERM")
+
+# Variables that name places outside the sandbox (caches, sockets, the crew's own folders) or would load
+# code from them; tools inside fall back to their defaults under the sandbox's home.
+_ENV_DROPPED = frozenset({
+    "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PWD", "OLDPWD",
+    "TMPDIR", "TMP", "TEMP", "MAIL", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GNUPGHOME",
+    "DBUS_SESSION_BUS_ADDRESS", "KRB5CCNAME", "NETRC", "DOCKER_CONFIG", "KUBECONFIG", "XDG_RUNTIME_DIR",
+    "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "HF_HOME", "HF_HUB_CACHE",
+    "HF_DATASETS_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "TORCH_HOME", "PIP_CACHE_DIR",
+    "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH", "MPLCONFIGDIR",
+})
+_ENV_DROPPED_PREFIXES = ("RESEARCH_CREW_",)
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How a run confines its agents: whether they reach the network, and places that must stay invisible
+    even when they lie inside a folder the sandbox shows (the data cache, challenge folders, the project's
+    source). `dev_root` is where GPU device nodes are looked for."""
+
+    network: bool = True
+    hidden: tuple[Path, ...] = ()
+    dev_root: Path = Path("/dev")
+
+
+class Sandbox:
+    """The bwrap command line for one run's workspace, built once and put in front of every command."""
+
+    def __init__(self, policy: SandboxPolicy, *, run_dir: Path, workspace: Path, data_dir: Path | None = None):
+        self.policy = policy
+        self.home = run_dir / "home"
+        self.tmp = run_dir / "tmp"
+        logs, jobs = run_dir / "logs", run_dir / "jobs"
+        for folder in (self.home, self.tmp, logs, jobs):
+            folder.mkdir(parents=True, exist_ok=True)
+        folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs))
+        hidden = (*policy.hidden, Path.home(), run_dir)
+        mounts, self.python_path = view_args(folders, hidden, policy.dev_root)
+        namespaces = ["--unshare-all", *(["--share-net"] if policy.network else [])]
+        self._prefix = [*_OUTER, *namespaces, *mounts, "--chdir", str(workspace)]
+
+    def wrap(self, argv: Sequence[str], *, die_with_parent: bool = True) -> list[str]:
+        """`argv` run inside the sandbox. A command dies with the process that started it; a background
+        job does not (it must outlive the crew, and its runner or any toolkit enforces its deadline)."""
+        return [*self._prefix, *(["--die-with-parent"] if die_with_parent else []), "--", *_INNER, *argv]
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """`env` as a command inside sees it: no secrets, nothing pointing outside, its own home and /tmp."""
+        inside = {k: v for k, v in scrubbed_env(env).items()
+                  if k not in _ENV_DROPPED and not k.startswith(_ENV_DROPPED_PREFIXES)}
+        inside.update(HOME=str(self.home), TMPDIR="/tmp")
+        if self.python_path:
+            inside["PYTHONPATH"] = self.python_path
+        return inside
+
+    def check(self, env: Mapping[str, str]) -> None:
+        """Start the sandbox once, so that a view bwrap cannot build fails here, named, not in every command."""
+        done = subprocess.run(self.wrap(["true"]), env=self.environment(env), capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise ToolkitError(f"the agents' sandbox does not start: {(done.stderr or done.stdout).strip()[-500:]}",
+                               "check that bubblewrap works here (research-crew run says how), or run with "
+                               "--sandbox none")
+
+
+def bwrap_problem() -> str | None:
+    """None when bubblewrap can make a sandbox here; else what stops it, for an error message."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    probe = [*_OUTER, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+             "--dev", "/dev", "--", *_INNER, "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"bwrap could not be started: {err}"
+    if done.returncode == 0:
+        return None
+    detail = (done.stderr or done.stdout).strip().splitlines()
+    text = detail[-1] if detail else f"exit code {done.returncode}"
+    if text.startswith("env:"):
+        return f"coreutils env is too old for the sandbox (it needs 8.31 or later for --ignore-signal): {text}"
+    return f"bwrap cannot create a sandbox here (user namespaces are likely disabled): {text}"

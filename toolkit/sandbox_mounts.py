@@ -1,0 +1,146 @@
+"""What the sandbox shows, as bubblewrap mount arguments: the system and the crew's Python read-only, the
+run's own folders, GPU device nodes; hidden places masked wherever they lie inside a shown folder.
+
+Everything is bound at its own path, so a path means the same inside the sandbox and out (the file tools,
+the logs and the job records all name host paths). The view is built from a list of what to show, not by
+hiding things from the whole machine: what is not named here does not exist inside.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import checkpoints
+
+# System folders every program expects, read-only when present.
+SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/sys")
+# On a merged-/usr system these are symlinks into /usr and are recreated as such; elsewhere they are bound.
+TOP_LEVEL_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Readable by root, and bwrap's root is the user's own uid: keep the machine's password hashes and host keys out.
+ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+               "/etc/ssh", "/etc/security/opasswd")
+# GPU device nodes (and the NVIDIA persistence daemon's socket folder) are bound in when present.
+GPU_DEVICE_GLOBS = ("nvidia*", "dri")
+NVIDIA_PERSISTENCED = Path("/run/nvidia-persistenced")
+
+
+@dataclass(frozen=True)
+class RunFolders:
+    """The run's folders the sandbox shows: the workspace (read-write), its home and /tmp (read-write,
+    per run), the prepared data (read-only at workspace/data), logs and jobs (read-only)."""
+
+    workspace: Path
+    home: Path
+    tmp: Path
+    data: Path | None = None
+    read_only: tuple[Path, ...] = ()
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def python_roots() -> list[Path]:
+    """The folders the crew's interpreter and its packages live in (a venv and the Python it was made from)."""
+    roots = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    roots.add(Path(sys.executable).resolve().parent.parent)
+    if sys.flags.no_user_site == 0:
+        import site
+
+        user_site = Path(site.getusersitepackages())
+        if user_site.is_dir() and str(user_site) in sys.path:
+            roots.add(user_site.resolve())
+    return _outermost(r for r in roots if r.is_dir())
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """Drop paths that lie inside another one of them (or inside the system folders)."""
+    system = [Path(d) for d in SYSTEM_DIRS]
+    unique = sorted(set(paths), key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in unique:
+        if not any(_inside(path, k) for k in [*kept, *system]):
+            kept.append(path)
+    return kept
+
+
+def checkpoints_root() -> Path:
+    """The folder holding the `checkpoints` package: training code (ours and the agents') imports
+    checkpoints.training, so that one package is shown even when the rest of the project's source is not."""
+    return Path(checkpoints.__file__).resolve().parent
+
+
+def gpu_devices(dev_root: Path = Path("/dev")) -> list[Path]:
+    return sorted({p for pattern in GPU_DEVICE_GLOBS for p in dev_root.glob(pattern)})
+
+
+def system_args() -> list[str]:
+    args: list[str] = []
+    for name in TOP_LEVEL_LINKS:
+        path = Path(name)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), name]
+        elif path.is_dir():
+            args += ["--ro-bind", name, name]
+    for name in SYSTEM_DIRS:
+        if Path(name).is_dir():
+            args += ["--ro-bind", name, name]
+    resolv = Path("/etc/resolv.conf").resolve()  # often a link into /run (systemd-resolved)
+    if resolv.is_file() and not any(_inside(resolv, Path(d)) for d in SYSTEM_DIRS):
+        args += ["--ro-bind", str(resolv), str(resolv)]
+    return args
+
+
+def mask_args(hidden: Iterable[Path], shown: Sequence[Path]) -> tuple[list[str], list[str]]:
+    """Cover every hidden place that lies strictly inside a shown folder: an empty folder over a folder,
+    /dev/null over a file. Hidden places elsewhere are simply never bound. Returns the masks and the
+    remounts that make the empty folders read-only, to apply once every bind is in place (a bind may
+    still need a mount point inside a mask)."""
+    masks: list[str] = []
+    remounts: list[str] = []
+    for path in sorted({Path(os.path.abspath(h)) for h in hidden}, key=lambda p: (len(p.parts), str(p))):
+        if not path.exists() or not any(_inside(path, s) and path != s for s in shown):
+            continue
+        if path.is_dir():
+            masks += ["--tmpfs", str(path)]
+            remounts += ["--remount-ro", str(path)]
+        else:
+            masks += ["--ro-bind", "/dev/null", str(path)]
+    return masks, remounts
+
+
+def view_args(folders: RunFolders, hidden: Iterable[Path], dev_root: Path = Path("/dev")) -> tuple[list[str], str]:
+    """All mount arguments, in the order bwrap must apply them, and the PYTHONPATH that makes
+    `checkpoints` importable inside ("" when the shown Python already has it)."""
+    python = python_roots()
+    shown = [*(Path(d) for d in SYSTEM_DIRS if Path(d).is_dir()), *python]
+    # /tmp first: the run's folders may lie under the host's /tmp, and must be mounted over it, not under.
+    args = ["--bind", str(folders.tmp), "/tmp", *system_args()]
+    for root in python:
+        args += ["--ro-bind", str(root), str(root)]
+    masks, remounts = mask_args([*hidden, *ETC_SECRETS], shown)
+    args += masks
+    args += ["--bind", str(folders.home), str(folders.home), "--bind", str(folders.workspace), str(folders.workspace)]
+    if folders.data is not None:
+        args += ["--ro-bind", str(folders.data), str(folders.workspace / "data")]
+    for path in folders.read_only:
+        if path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    python_path = ""
+    package = checkpoints_root()
+    hidden_paths = [Path(os.path.abspath(h)) for h in hidden]
+    visible = any(_inside(package, s) for s in shown) and not any(_inside(package, h) for h in hidden_paths)
+    if not visible:
+        args += ["--ro-bind", str(package), str(package)]
+        python_path = str(package.parent)
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for node in gpu_devices(dev_root):
+        args += ["--dev-bind", str(node), f"/dev/{node.name}"]
+    if gpu_devices(dev_root) and NVIDIA_PERSISTENCED.is_dir():
+        args += ["--bind", str(NVIDIA_PERSISTENCED), str(NVIDIA_PERSISTENCED)]
+    args += ["--dir", "/var", "--symlink", "/tmp", "/var/tmp", *remounts, "--remount-ro", "/"]
+    return args, python_path

@@ -10,10 +10,9 @@ from toolkit.errors import ToolkitError
 from toolkit.jobs import JobStatus
 from toolkit.procs import kill_process_group
 from toolkit.sandbox import SandboxPolicy
-from toolkit.toolkit import TOOL_NAMES, TimeLeft, Toolkit
+from toolkit.toolkit import TimeLeft, Toolkit
 
 __all__ = [
-    "TOOL_NAMES",
     "CommandResult",
     "JobStatus",
     "SandboxPolicy",

@@ -25,25 +25,6 @@ from toolkit.search_github import GithubTools
 
 log = logging.getLogger(__name__)
 
-TOOL_NAMES = (
-    "run_bash",
-    "run_python",
-    "start_job",
-    "job_status",
-    "tail_job",
-    "stop_job",
-    "list_jobs",
-    "list_files",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "undo_edit",
-    "search_arxiv",
-    "read_arxiv_paper",
-    "search_github",
-    "read_github_file",
-    "gpu_status",
-)
 
 
 def _os_errors_as_text(tool: Callable[..., Any]) -> Callable[..., Any]:
@@ -115,10 +96,6 @@ class Toolkit:
         self.github = github or GithubTools(cache)
 
     # -- plumbing (not tools) ----------------------------------------------------------------------
-
-    def tools(self) -> list[Callable[..., Any]]:
-        """The tool methods, bound to this toolkit, in a stable order (for registering with agents)."""
-        return [getattr(self, name) for name in TOOL_NAMES]
 
     def time_left_s(self) -> float:
         return self.budget.time_left_s() if self.budget is not None else math.inf

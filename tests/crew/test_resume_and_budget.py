@@ -86,7 +86,8 @@ def test_a_kill_during_a_checkpoint_write_still_resumes(tmp_path):
     state = run_dir / "state"
     # What a kill inside save_snapshot or the journal append leaves: the new snapshot's temp file, no
     # latest.json (only previous.json), and a half-written journal line.
-    os.replace(state / "latest.json", state / "previous.json")
+    if (state / "latest.json").exists():  # the kill may itself have landed there (between the two renames)
+        os.replace(state / "latest.json", state / "previous.json")
     (state / ".latest.json.123.tmp").write_text('{"step": 99, "lo')
     with open(state / "messages.jsonl", "a") as journal:
         journal.write('{"id": "abc", "message": {"content": "half')

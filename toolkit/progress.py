@@ -61,7 +61,8 @@ def format_duration(seconds: float | None) -> str:
 def parse_progress(log_tail: str, elapsed_s: float | None = None) -> Progress | None:
     """The most recent progress report in `log_tail`, or None if there is none.
 
-    For plain lines the ETA extrapolates linearly from the job's elapsed time.
+    For plain lines the ETA extrapolates linearly from the job's elapsed time. Plain `progress:` lines, the
+    job's own word, are preferred to tqdm bars wherever they are in the window.
     """
     last_tqdm = None
     for last_tqdm in _TQDM.finditer(log_tail):  # noqa: B007 - we want the last match
@@ -69,7 +70,8 @@ def parse_progress(log_tail: str, elapsed_s: float | None = None) -> Progress | 
     last_plain = None
     for last_plain in _PLAIN.finditer(log_tail):  # noqa: B007
         pass
-    if last_tqdm and (not last_plain or last_tqdm.start() > last_plain.start()):
+    # A job's own `progress:` lines win over tqdm bars: a bar may be a later, smaller phase (saving a model).
+    if last_tqdm and not last_plain:
         return Progress(
             _scaled(last_tqdm["done"]),
             _scaled(last_tqdm["total"]),

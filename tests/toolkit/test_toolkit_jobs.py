@@ -200,9 +200,11 @@ def test_parse_plain_progress_line_extrapolates_eta() -> None:
     assert progress.eta_s == pytest.approx(300)
 
 
-def test_latest_progress_report_wins_and_none_without_one() -> None:
-    text = "progress: 1/10\n 50%|█████     | 5/10 [00:05<00:05,  1.00it/s]\n"
-    assert parse_progress(text).source == "tqdm"
+def test_the_jobs_own_progress_lines_win_over_a_later_tqdm_bar_and_none_without_one() -> None:
+    """A recipe's `progress: 60/60` stays its progress when a model-saving bar (1/1) follows it."""
+    text = "progress: 60/60\nSaving: 100%|██████████| 1/1 [00:00<00:00,  3.1it/s]\n"
+    assert (parse_progress(text).done, parse_progress(text).total) == (60, 60)
+    assert parse_progress(text).source == "progress line"
     assert parse_progress(text + "progress: 9/10\n").done == 9
     assert parse_progress("no progress here") is None
     assert parse_progress("10%| | 1.2k/12.0k [01:00<09:00, 20it/s]").total == 12000

@@ -68,7 +68,7 @@ def _run_prepare(challenge: Challenge, preset: str, device: str, staging: Path) 
     for path in (ctx.data_dir, ctx.private_dir, ctx.scratch_dir):
         path.mkdir(parents=True)
     if challenge.has_prepare:
-        from challenges._score_runner import load_module
+        from challenges.loader import load_module
 
         log.info("preparing data for %s (%s preset)", challenge.name, preset)
         load_module(challenge.directory / "prepare.py", f"challenge_prepare_{challenge.name}").prepare(ctx)

@@ -1,9 +1,9 @@
 """BabyLM data: the strict-small text (hub) or stdlib docstrings (smoke), tokenized; BLiMP items."""
 
 from challenges import ScoreContext
-from challenges.hub import load_hub_dataset
-from challenges.mcq import prefetch, write_smoke_items
-from challenges.pretraining import docstring_splits, text_column, write_pretraining_data
+from challenges.lib.hub import load_hub_dataset
+from challenges.lib.mcq import prefetch, write_smoke_items
+from challenges.lib.pretraining import docstring_splits, text_column, write_pretraining_data
 
 DATASET_ID = "AlienKevin/BabyLM_2024_10M"  # BabyLM 2024 strict-small: train (10M words), dev, test
 SPLITS = {"train": "train", "validation": "dev"}

@@ -1,11 +1,11 @@
 """Edge LLM compression data: the base model (phi-2, or a tiny phi-2-shaped one on smoke) and MMLU items."""
 
 from challenges import ScoreContext
-from challenges.hub import fetch_hub_model
-from challenges.mcq import prefetch, write_smoke_items
-from challenges.model_checks import GIB, stored_parameters
-from challenges.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
-from challenges.tokens import write_meta
+from challenges.lib.hub import fetch_hub_model
+from challenges.lib.mcq import prefetch, write_smoke_items
+from challenges.lib.model_checks import GIB, stored_parameters
+from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
+from challenges.lib.tokens import write_meta
 
 BASE_MODEL = "microsoft/phi-2"
 MEMORY_LIMIT_BYTES = 12 * GIB

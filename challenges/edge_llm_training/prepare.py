@@ -1,11 +1,11 @@
 """Edge LLM training data: a C4 shard and Alpaca (hub) or docstrings and generated instructions (smoke)."""
 
 from challenges import ScoreContext
-from challenges.hub import load_hub_dataset
-from challenges.mcq import smoke_items
-from challenges.model_checks import GIB
-from challenges.pretraining import docstring_splits, write_pretraining_data
-from challenges.superglue import prefetch_hub_tasks, write_smoke_items
+from challenges.lib.hub import load_hub_dataset
+from challenges.lib.mcq import smoke_items
+from challenges.lib.model_checks import GIB
+from challenges.lib.pretraining import docstring_splits, write_pretraining_data
+from challenges.lib.superglue import prefetch_hub_tasks, write_smoke_items
 
 C4 = ("allenai/c4", {"train": "en/c4-train.00000-of-01024.json.gz",
                      "validation": "en/c4-validation.00000-of-00008.json.gz"})

@@ -4,12 +4,12 @@ instruction data (dolly-15k, or generated instructions on smoke)."""
 import random
 
 from challenges import ScoreContext
-from challenges.hub import fetch_hub_model, load_hub_dataset
-from challenges.lm_tasks import write_jsonl
-from challenges.mcq import prefetch, smoke_items, write_smoke_items
-from challenges.model_checks import stored_parameters
-from challenges.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
-from challenges.tokens import write_meta
+from challenges.lib.hub import fetch_hub_model, load_hub_dataset
+from challenges.lib.lm_tasks import write_jsonl
+from challenges.lib.mcq import prefetch, smoke_items, write_smoke_items
+from challenges.lib.model_checks import stored_parameters
+from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
+from challenges.lib.tokens import write_meta
 
 BASE_MODELS = {"full": "mistralai/Mistral-7B-v0.1", "mini": "EleutherAI/pythia-410m"}
 # The challenge's approved base model families (NeurIPS 2023 LLM Efficiency Challenge).

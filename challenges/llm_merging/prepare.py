@@ -3,10 +3,10 @@
 from smoke_experts import SMOKE_EXPERTS, make_smoke_experts, xsum_smoke_items
 
 from challenges import ScoreContext
-from challenges.hub import fetch_hub_model, load_hub_dataset
-from challenges.lm_tasks import write_jsonl
-from challenges.mcq import prefetch, write_smoke_items
-from challenges.tokens import write_meta
+from challenges.lib.hub import fetch_hub_model, load_hub_dataset
+from challenges.lib.lm_tasks import write_jsonl
+from challenges.lib.mcq import prefetch, write_smoke_items
+from challenges.lib.tokens import write_meta
 
 EXPERTS = {
     "full": ["Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B-Instruct"],

@@ -4,10 +4,10 @@ import json
 from pathlib import Path
 
 from challenges import Score, ScoreContext
-from challenges.generation import generate_texts, rouge_l
-from challenges.lm_tasks import read_jsonl
-from challenges.mcq import score_benchmark
-from challenges.model_checks import (
+from challenges.lib.generation import generate_texts, rouge_l
+from challenges.lib.lm_tasks import read_jsonl
+from challenges.lib.mcq import score_benchmark
+from challenges.lib.model_checks import (
     check_float_weights,
     check_model_folder,
     read_config,

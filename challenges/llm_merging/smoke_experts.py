@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from challenges.mcq import smoke_items
-from challenges.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
+from challenges.lib.mcq import smoke_items
+from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
 
 NAMES = ["Ada", "Ben", "Chen", "Dara", "Eli", "Fay"]
 THINGS = ["apples", "books", "kites", "shells", "maps"]

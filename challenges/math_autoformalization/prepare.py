@@ -6,10 +6,10 @@ Visible: train.jsonl (statement pairs) and test.jsonl (natural language only); p
 from lean_smoke import smoke_pairs
 
 from challenges import ScoreContext
-from challenges.hub import fetch_hub_model, load_hub_dataset
-from challenges.lm_tasks import write_jsonl
-from challenges.tiny_models import save_model, smoke_tokenizer, tiny_seq2seq
-from challenges.tokens import write_meta
+from challenges.lib.hub import fetch_hub_model, load_hub_dataset
+from challenges.lib.lm_tasks import write_jsonl
+from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_seq2seq
+from challenges.lib.tokens import write_meta
 
 DATASET_ID = "PAug/ProofNetSharp"  # ProofNet ported to Lean 4: valid (185) and test (186) splits
 BASE_MODEL = "google/byt5-small"  # bytes in, bytes out: Lean's Unicode needs no vocabulary

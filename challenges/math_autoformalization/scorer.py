@@ -6,8 +6,8 @@ from pathlib import Path
 from lean_check import compile_rate
 
 from challenges import Score, ScoreContext
-from challenges.generation import bleu, rouge_l
-from challenges.lm_tasks import read_jsonl
+from challenges.lib.generation import bleu, rouge_l
+from challenges.lib.lm_tasks import read_jsonl
 
 PREDICTIONS = "predictions.jsonl"
 

@@ -1,10 +1,10 @@
 """MiniPile data: the hub dataset for full and mini presets, the stdlib docstring corpus for smoke."""
 
 from challenges import ScoreContext
-from challenges.hub import load_hub_dataset
-from challenges.pretraining import docstring_splits, write_pretraining_data
-from challenges.superglue import prefetch_hub_tasks, write_smoke_items
-from challenges.tokens import train_tokenizer, write_meta, write_token_file
+from challenges.lib.hub import load_hub_dataset
+from challenges.lib.pretraining import docstring_splits, write_pretraining_data
+from challenges.lib.superglue import prefetch_hub_tasks, write_smoke_items
+from challenges.lib.tokens import train_tokenizer, write_meta, write_token_file
 
 DATASET_ID = "JeanKaddour/minipile"
 # The MLRB mini setting: a GPT-2 of about 30M parameters; the full preset leaves the size to the budget.

@@ -13,8 +13,8 @@ from safetensors.torch import load_file
 
 from challenges.data import prepare_data
 from challenges.harness import evaluate
+from challenges.lib.model_checks import stored_parameters
 from challenges.loader import load_challenge
-from challenges.model_checks import stored_parameters
 from tests.challenges.builders import challenge_module, context, tiny_model
 
 

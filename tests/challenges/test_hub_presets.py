@@ -8,9 +8,9 @@ import datasets
 import pytest
 
 from challenges.data import prepare_data
-from challenges.lm_tasks import read_jsonl
+from challenges.lib.lm_tasks import read_jsonl
+from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_seq2seq
 from challenges.loader import load_challenge
-from challenges.tiny_models import save_model, smoke_tokenizer, tiny_seq2seq
 from tests.challenges.builders import tiny_model
 
 TEXTS = [f"The {w} child saw {n} small birds near the old river on day {n}." for n in range(60)
@@ -56,8 +56,8 @@ def hub(monkeypatch, tmp_path):
         architecture = "phi" if "phi" in model_id else "qwen2" if "Qwen" in model_id else "gpt_neox"
         return tiny_model(out_dir, architecture, tokenizer_dir=tmp_path / "tok")
 
-    monkeypatch.setattr("challenges.hub.load_hub_dataset", load_hub_dataset)
-    monkeypatch.setattr("challenges.hub.fetch_hub_model", fetch_hub_model)
+    monkeypatch.setattr("challenges.lib.hub.load_hub_dataset", load_hub_dataset)
+    monkeypatch.setattr("challenges.lib.hub.fetch_hub_model", fetch_hub_model)
     return asked
 
 

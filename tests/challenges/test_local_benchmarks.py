@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from challenges.mcq import score_benchmark, smoke_items, write_smoke_items
+from challenges.lib.mcq import score_benchmark, smoke_items, write_smoke_items
 from tests.challenges.builders import context, tiny_model
 
 

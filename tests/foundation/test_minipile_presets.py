@@ -12,12 +12,11 @@ from itertools import islice
 import datasets
 import pytest
 
-from challenges._score_runner import load_module
-from challenges.corpus import stdlib_docstrings
 from challenges.data import prepare_data
-from challenges.lm_eval_scoring import evaluate_tasks, mean_primary_metric
-from challenges.loader import load_challenge
-from challenges.superglue import FULL_TASKS, HUB_SUBSETS
+from challenges.lib.corpus import stdlib_docstrings
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lib.superglue import FULL_TASKS, HUB_SUBSETS
+from challenges.loader import load_challenge, load_module
 
 RECIPE = load_challenge("minipile").directory / "baseline" / "train.py"
 
@@ -39,7 +38,7 @@ def test_mini_preset_prepares_minipile_through_the_hub_loader(monkeypatch):
         asked.append((dataset_id, name))
         return local if dataset_id == "JeanKaddour/minipile" else None
 
-    monkeypatch.setattr("challenges.hub.load_hub_dataset", fake_hub)
+    monkeypatch.setattr("challenges.lib.hub.load_hub_dataset", fake_hub)
     data = prepare_data(load_challenge("minipile"), "mini")
     meta = json.loads((data.data_dir / "meta.json").read_text())
     assert meta["dataset"] == "JeanKaddour/minipile" and meta["max_params"] == 30_000_000

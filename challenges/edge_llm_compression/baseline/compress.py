@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # on a shared CPU, idle Ope
 
 import torch  # noqa: E402
 
-from challenges.recipe_io import publishing, recipe_parser  # noqa: E402
+from challenges.lib.recipe_io import publishing, recipe_parser  # noqa: E402
 
 log = logging.getLogger("edge_llm_compression.baseline")
 MARGIN = 0.9  # of the memory limit: room for buffers and the runtime

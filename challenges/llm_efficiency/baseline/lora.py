@@ -21,8 +21,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # on a shared CPU, idle Ope
 
 import torch  # noqa: E402
 
-from challenges.finetune import train_until, trainable_state  # noqa: E402
-from challenges.recipe_io import publishing, recipe_parser  # noqa: E402
+from challenges.lib.finetune import train_until, trainable_state  # noqa: E402
+from challenges.lib.recipe_io import publishing, recipe_parser  # noqa: E402
 
 log = logging.getLogger("llm_efficiency.baseline")
 PROMPT = "### Instruction:\n{instruction}\n\n{context}### Response:\n"

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from challenges.corpus import split_of, stdlib_docstrings
-from challenges.tokens import train_tokenizer, write_meta, write_token_file
+from challenges.lib.corpus import split_of, stdlib_docstrings
+from challenges.lib.tokens import train_tokenizer, write_meta, write_token_file
 
-GPT2_RECIPE = Path(__file__).resolve().parent / "minipile" / "baseline" / "train.py"
+GPT2_RECIPE = Path(__file__).resolve().parents[1] / "minipile" / "baseline" / "train.py"
 
 
 def docstring_splits(extra: Sequence[str] = ()) -> dict[str, list[str]]:
@@ -38,6 +38,6 @@ def text_column(dataset) -> str:
 
 def gpt2_recipe() -> ModuleType:
     """MiniPile's GPT-2 pretraining recipe, which BabyLM's and Edge LLM training's baselines reuse."""
-    from challenges._score_runner import load_module
+    from challenges.loader import load_module
 
     return load_module(GPT2_RECIPE, "gpt2_pretraining_recipe")

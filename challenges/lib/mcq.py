@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from challenges.api import ScoreContext
-from challenges.lm_eval_scoring import evaluate_tasks, mean_primary_metric
-from challenges.lm_tasks import write_jsonl, write_task_yaml
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lib.lm_tasks import write_jsonl, write_task_yaml
 
 HUB_TASKS = {"mmlu": "mmlu", "blimp": "blimp"}
 COSMOSQA_HUB = ("allenai/cosmos_qa", "validation")
@@ -61,7 +61,7 @@ def write_smoke_items(private_dir: Path, benchmark: str, count: int = 80) -> Non
 
 def prefetch(private_dir: Path, benchmark: str, limit: int = 2000) -> None:
     """At prepare time: CosmosQA's validation items into private_dir; the lm-eval hub sets into the cache."""
-    from challenges.hub import load_hub_dataset
+    from challenges.lib.hub import load_hub_dataset
 
     if benchmark == "cosmosqa":
         rows = load_hub_dataset(COSMOSQA_HUB[0], split=COSMOSQA_HUB[1])

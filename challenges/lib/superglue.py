@@ -11,8 +11,8 @@ import random
 from pathlib import Path
 
 from challenges.api import Score, ScoreContext
-from challenges.lm_eval_scoring import evaluate_tasks, mean_primary_metric
-from challenges.lm_tasks import write_task_yaml
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lib.lm_tasks import write_task_yaml
 
 FULL_TASKS = ["super-glue-lm-eval-v1"]
 SMOKE_TASKS = ["smoke_boolq", "smoke_cb", "smoke_copa"]
@@ -76,7 +76,7 @@ def write_smoke_task_yaml(private_dir: Path, task_dir: Path) -> Path:
 
 def prefetch_hub_tasks() -> None:
     """Download the SuperGLUE sets once at prepare time, so scoring needs no network."""
-    from challenges.hub import load_hub_dataset
+    from challenges.lib.hub import load_hub_dataset
 
     for subset in HUB_SUBSETS:
         load_hub_dataset(HUB_DATASET, subset)  # all splits: lm-eval loads the dataset whole

@@ -10,7 +10,7 @@ from pathlib import Path
 from string import Template
 
 from challenges.api import ChallengeError
-from challenges.validator import NAME_PATTERN
+from challenges.validator import NAME_PATTERN, NAME_RULE
 
 FILES = {
     "challenge.toml": '''\
@@ -165,8 +165,7 @@ if __name__ == "__main__":
 def write_challenge(parent: Path, name: str) -> Path:
     """Write parent/name/ from the template; refuse a bad name or an existing folder."""
     if not NAME_PATTERN.match(name):
-        raise ChallengeError(f"'{name}' is not a valid challenge name",
-                             "use lowercase letters, digits and _, starting with a letter (e.g. my_task)")
+        raise ChallengeError(f"'{name}' is not a valid challenge name", f"use {NAME_RULE}")
     folder = Path(parent) / name
     if folder.exists():
         raise ChallengeError(f"{folder} already exists", "choose another name or folder, or remove it first")

@@ -72,7 +72,7 @@ def challenges_validate(name_or_path: Annotated[str, typer.Argument(help="challe
 
 @challenges_app.command("new")
 def challenges_new(
-    name: Annotated[str, typer.Argument(help="the new challenge's name (lowercase, digits, _)")],
+    name: Annotated[str, typer.Argument(help="the new challenge's name: letters, digits, - and _")],
     directory: Annotated[Path, typer.Option("--dir", help="where to create the folder")] = Path("."),
 ) -> None:
     """Write a small, valid, runnable challenge folder (smoke preset and baseline included) to edit."""

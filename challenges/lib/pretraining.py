@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 
 from challenges.lib.corpus import split_of, stdlib_docstrings
 from challenges.lib.tokens import train_tokenizer, write_meta, write_token_file
-
-GPT2_RECIPE = Path(__file__).resolve().parents[1] / "minipile" / "baseline" / "train.py"
 
 
 def docstring_splits(extra: Sequence[str] = ()) -> dict[str, list[str]]:
@@ -34,10 +31,3 @@ def text_column(dataset) -> str:
     if "text" in features:
         return "text"
     return next(name for name, feature in features.items() if getattr(feature, "dtype", "") == "string")
-
-
-def gpt2_recipe() -> ModuleType:
-    """MiniPile's GPT-2 pretraining recipe, which BabyLM's and Edge LLM training's baselines reuse."""
-    from challenges.loader import load_module
-
-    return load_module(GPT2_RECIPE, "gpt2_pretraining_recipe")

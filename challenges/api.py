@@ -24,6 +24,17 @@ class DatasetUnavailable(ChallengeError):
     """A dataset or model could not be fetched from its hub."""
 
 
+@dataclass(frozen=True)
+class EnvironmentCheck:
+    """A check a scorer asks `research-crew doctor` to make (`environment_checks(preset)` in scorer.py), such as
+    a toolchain it uses: verdict is "ok", "warn", "fail" or "skip"; `fix` says what to do when it is not ok."""
+
+    name: str
+    verdict: str
+    detail: str
+    fix: str = ""
+
+
 @dataclass
 class Score:
     """A scorer's answer: the metric's value and any details worth keeping."""

@@ -18,6 +18,14 @@ from challenges.spec import Challenge
 
 log = logging.getLogger(__name__)
 DONE_MARKER = ".complete"
+# Caps the rows a prepare step reads from each hub dataset: for a quick end-to-end check of a full preset
+# (the opt-in network test). Part of the cache key, so a capped preparation is never taken for a full one.
+ROW_LIMIT_VARIABLE = "RESEARCH_CREW_ROW_LIMIT"
+
+
+def row_limit() -> int | None:
+    value = os.environ.get(ROW_LIMIT_VARIABLE, "").strip()
+    return int(value) if value else None
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,8 @@ def fingerprint(challenge: Challenge) -> str:
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     for path in sorted(imported_package_files(folder / "prepare.py")):
         digest.update(str(path.relative_to(PACKAGE_ROOT.parent)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:12]
+    key = digest.hexdigest()[:12]
+    return key if row_limit() is None else f"{key}-rows{row_limit()}"
 
 
 PACKAGE_ROOT = Path(__file__).resolve().parent  # challenges/

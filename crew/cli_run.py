@@ -30,6 +30,7 @@ def run(
     budget_clock: Annotated[str, typer.Option(help="wall (downtime counts) or active (only time alive)")] = "wall",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
+    skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's quick checks fail")] = False,
 ) -> None:
     """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
     from crew.runner import RunRequest, start_run
@@ -38,7 +39,7 @@ def run(
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
-                         budget_clock=budget_clock)
+                         budget_clock=budget_clock, skip_checks=skip_checks)
     try:
         from crew.reporting.live import run_with_panel
 

@@ -67,9 +67,9 @@ def score(submission: Path, ctx: ScoreContext) -> Score:
     mmlu, mmlu_tasks = score_benchmark(submission, ctx, "mmlu")
     cosmosqa, _ = score_benchmark(submission, ctx, "cosmosqa")
     items = read_jsonl(ctx.private_dir / "xsum.jsonl")
-    summaries = generate_texts(submission, [XSUM_PROMPT.format(document=i["document"]) for i in items], ctx.device,
+    summaries = generate_texts(submission, [XSUM_PROMPT.format(document=i["input"]) for i in items], ctx.device,
                                max_new_tokens=32 if ctx.preset == "smoke" else 64)
-    xsum = rouge_l([s.split("\n")[0] for s in summaries], [i["summary"] for i in items])
+    xsum = rouge_l([s.split("\n")[0] for s in summaries], [i["target"] for i in items])
     parts = {"mmlu_acc": mmlu, "cosmosqa_acc": cosmosqa, "xsum_rougeL": xsum}
     return Score(sum(parts.values()) / len(parts), {**parts, "mmlu_per_task": mmlu_tasks,
                                                     "xsum_example": summaries[0] if summaries else ""})

@@ -81,5 +81,5 @@ def test_unreachable_hub_dataset_names_the_id_and_says_offline():
     # HF_DATASETS_OFFLINE=1 (set for every test) makes the download fail at once, as with no network.
     with pytest.raises(DatasetUnavailable) as info:
         prepare_data(load_challenge("minipile"), "full")
-    assert "JeanKaddour/minipile" in info.value.message and "offline" in info.value.message
+    assert "AlgorithmicResearchGroup/minipile" in info.value.message and "offline" in info.value.message
     assert "--preset smoke" in info.value.hint

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 def doctor(
     challenge: Annotated[str, typer.Argument(help="challenge name (see `challenges list`) or folder")],
     preset: Annotated[str, typer.Option(help="full, mini or smoke")] = "full",
-    model: Annotated[str | None, typer.Option(help="the model spec the run would use (default: as `run` picks)")] = None,
+    model: Annotated[str | None, typer.Option(help="the model spec a run would use (default: as `run` picks)")] = None,
 ) -> None:
     """Check GPU, disk, hub access (datasets, models, lm-eval tasks), tools, sandbox and model API for a preset."""
     try:
@@ -32,9 +32,9 @@ def doctor(
     except ChallengeError as error:
         fail(error)
     checks = run_checks(found, chosen, model_spec=model)
-    table = Table("check", "verdict", "found", "fix", title=f"{found.name}, {chosen.name} preset: "
-                  f"{chosen.hours:g} h, {chosen.gpus} GPU(s) of {chosen.gpu_memory_gb:g} GB, disk {chosen.disk_gb:g} GB,"
-                  f" download {chosen.download_gb:g} GB", title_justify="left")
+    title = (f"{found.name}, {chosen.name} preset: {chosen.hours:g} h, {chosen.gpus} GPU(s) of "
+             f"{chosen.gpu_memory_gb:g} GB, disk {chosen.disk_gb:g} GB, download {chosen.download_gb:g} GB")
+    table = Table("check", "verdict", "found", "fix", title=title, title_justify="left")
     for check in checks:
         table.add_row(escape(check.name), f"[{STYLE[check.verdict]}]{check.verdict}[/]", escape(check.detail),
                       escape(check.fix))

@@ -24,7 +24,8 @@ BASE_MODELS = {"full": HubModel("Qwen/Qwen1.5-7B"), "mini": HubModel("EleutherAI
 APPROVED = ["ALBERT", "BART", "BERT", "Bloom", "Cerebras-GPT", "Falcon", "DeBERTa", "GPT2", "GPT-Neo, GPT-J, GPT-NeoX",
             "LLaMA 2", "Mistral", "MPT", "OpenLLaMA", "OPT", "Persimmon", "Pythia", "Qwen", "RedPajama-INCITE",
             "RoBERTa", "T5", "UL2"]
-DOLLY = HubDataset("databricks/databricks-dolly-15k", revision="refs/convert/parquet", files=("default/train/*.parquet",))
+DOLLY = HubDataset("databricks/databricks-dolly-15k", revision="refs/convert/parquet",
+                   files=("default/train/*.parquet",))
 SOURCES = {preset: Sources(models=(model,), datasets=(DOLLY,), lm_eval_tasks=(HUB_TASKS["mmlu"],))
            for preset, model in BASE_MODELS.items()}
 

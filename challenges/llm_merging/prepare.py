@@ -26,7 +26,8 @@ def _experts(*repos: str) -> tuple[HubModel, ...]:
 # Qwen1.5 base and chat (February 2024, ungated): one architecture, so they merge tensor by tensor.
 EXPERTS = {"full": _experts("Qwen/Qwen1.5-7B", "Qwen/Qwen1.5-7B-Chat"),
            "mini": _experts("Qwen/Qwen1.5-0.5B", "Qwen/Qwen1.5-0.5B-Chat")}
-EVAL_SETS = HubDataset("AlgorithmicResearchGroup/llm_merging", files=("cosmos_qa/train-*.parquet", "xsum/train-*.parquet"))
+EVAL_SETS = HubDataset("AlgorithmicResearchGroup/llm_merging",
+                       files=("cosmos_qa/train-*.parquet", "xsum/train-*.parquet"))
 SOURCES = {preset: Sources(models=experts, datasets=(EVAL_SETS,), lm_eval_tasks=(HUB_TASKS["mmlu"],))
            for preset, experts in EXPERTS.items()}
 VISIBLE_SHARE = 0.2

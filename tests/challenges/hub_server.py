@@ -73,7 +73,11 @@ class FakeHub:
     unexpected: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.repos = json.loads((FIXTURES / "repos.json").read_text())
+        self.repos: dict[str, dict] = {"models": {}, "datasets": {}}
+        for name in ("repos.json", "mlrb_repos.json"):
+            for kind, repos in json.loads((FIXTURES / name).read_text()).items():
+                if kind in self.repos:
+                    self.repos[kind].update(repos)
         self.errors = json.loads((FIXTURES / "errors.json").read_text())
         self.templates = {kind: json.loads((FIXTURES / f"{kind[:-1]}_info.json").read_text())
                           for kind in ("models", "datasets")}
@@ -243,3 +247,13 @@ def _handler(hub: FakeHub):
                 self.wfile.write(data)
 
     return Handler
+
+
+def point_client_at(hub: FakeHub, monkeypatch) -> None:
+    """Point this process's huggingface_hub (already imported, offline for the test session) at `hub`."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)

@@ -6,13 +6,13 @@ The result travels in its own file so that whatever the scorer prints cannot cor
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
 from pathlib import Path
 
 from challenges.api import Score, ScoreContext
+from challenges.atomic import atomic_write_json
 from challenges.loader import load_module
 
 # Before any scorer imports torch: on a shared CPU, idle OpenMP threads yield instead of spinning (spinning
@@ -37,10 +37,7 @@ def main(challenge_dir: str, artifact: str, ctx_file: str, result_file: str) -> 
     except BaseException as err:  # the scorer's fault is the record's content, not ours to re-raise
         traceback.print_exc()
         result["error"] = f"scorer raised {type(err).__name__}: {err}"
-    tmp = result_file + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(result, handle, default=str)
-    os.replace(tmp, result_file)
+    atomic_write_json(Path(result_file), result)
     return 0
 
 

@@ -59,6 +59,15 @@ class ScoreContext:
     device: str = "cpu"
     time_limit_s: float = 3600.0
     challenge_dir: Path | None = None
+    partial_file: Path | None = None  # where the harness looks for a partial score (set by the harness)
+
+    def report_partial(self, score: Score) -> None:
+        """Record `score` as the result should scoring be stopped before `score()` returns (a time limit): the
+        value must be a valid score of its own, with details saying what is missing."""
+        if self.partial_file is not None:
+            from challenges.atomic import atomic_write_json
+
+            atomic_write_json(self.partial_file, {"score": float(score.value), "details": score.details})
 
     def to_json(self) -> str:
         return json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()})
@@ -66,7 +75,7 @@ class ScoreContext:
     @classmethod
     def from_json(cls, text: str) -> ScoreContext:
         raw = json.loads(text)
-        for key in ("data_dir", "private_dir", "scratch_dir", "challenge_dir"):
+        for key in ("data_dir", "private_dir", "scratch_dir", "challenge_dir", "partial_file"):
             if raw.get(key) is not None:
                 raw[key] = Path(raw[key])
         return cls(**raw)

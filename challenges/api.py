@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+# Caps the rows a prepare step reads from each hub dataset, for a quick end-to-end check of a full preset (the
+# opt-in network test). The data cache keys a capped preparation apart from a full one.
+ROW_LIMIT_VARIABLE = "RESEARCH_CREW_ROW_LIMIT"
+
+
+def row_limit() -> int | None:
+    value = os.environ.get(ROW_LIMIT_VARIABLE, "").strip()
+    return int(value) if value else None
 
 
 class ChallengeError(Exception):

@@ -13,19 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from challenges.api import ScoreContext
+from challenges.api import ScoreContext, row_limit
 from challenges.spec import Challenge
 
 log = logging.getLogger(__name__)
 DONE_MARKER = ".complete"
-# Caps the rows a prepare step reads from each hub dataset: for a quick end-to-end check of a full preset
-# (the opt-in network test). Part of the cache key, so a capped preparation is never taken for a full one.
-ROW_LIMIT_VARIABLE = "RESEARCH_CREW_ROW_LIMIT"
-
-
-def row_limit() -> int | None:
-    value = os.environ.get(ROW_LIMIT_VARIABLE, "").strip()
-    return int(value) if value else None
 
 
 @dataclass(frozen=True)
@@ -107,7 +99,7 @@ def fingerprint(challenge: Challenge) -> str:
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     for path in sorted(imported_package_files(folder / "prepare.py")):
         digest.update(str(path.relative_to(PACKAGE_ROOT.parent)).encode() + b"\0" + path.read_bytes())
-    key = digest.hexdigest()[:12]
+    key = digest.hexdigest()[:12]  # a capped preparation (RESEARCH_CREW_ROW_LIMIT) is never taken for a full one
     return key if row_limit() is None else f"{key}-rows{row_limit()}"
 
 
@@ -140,10 +132,14 @@ def _imported_names(path: Path) -> Iterator[str]:
         return
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module
-            yield from (f"{node.module}.{alias.name}" for alias in node.names)  # `from pkg import module`
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]  # `from pkg import mod`
+        else:
+            continue
+        for name in names:  # importing a.b.c runs a/__init__.py and a/b/__init__.py first
+            parts = name.split(".")
+            yield from (".".join(parts[:i]) for i in range(1, len(parts) + 1))
 
 
 def _module_file(name: str, folder: Path) -> Path | None:

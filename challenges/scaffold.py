@@ -34,12 +34,16 @@ forbidden = ["reading the private answers or the scorer's files"]
 description = "what a real run uses (hours, GPUs)"
 hours = 1
 gpus = 0
-score_minutes = 5
+gpu_memory_gb = 0              # per GPU; jobs see at most this much
+disk_gb = 1                    # free disk the data, submissions and scored copies need
+download_gb = 0                # what prepare downloads (prepare.py's SOURCES say from where)
+score_minutes = 5              # kept for scoring; without it, a quarter of the preset (10 minutes at most)
 
 [presets.smoke]
 description = "offline on CPU in a minute or two"
 hours = 0.03
 gpus = 0
+disk_gb = 0.1
 score_minutes = 0.5
 
 [baseline]

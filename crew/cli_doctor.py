@@ -44,4 +44,5 @@ def doctor(
         out.print(f"[{STYLE[FAIL]}]{len(failed)} check(s) failed[/]: "
                   f"{escape(', '.join(c.name for c in failed))}", highlight=False)
         raise typer.Exit(1)
-    out.print("[green]every check passed[/]")
+    warnings = [c.name for c in checks if c.verdict == "warn"]
+    out.print("[green]no check failed[/]" + (f"; warnings: {escape(', '.join(warnings))}" if warnings else ""))

@@ -246,7 +246,7 @@ def model_api_check(spec_text: str | None) -> Check:
     except CrewError as err:
         return Check("model API", FAIL, err.message, err.hint)
     if spec.kind == "baseline":
-        return Check("model API", OK, f"baseline policy, no LLM ({why})")
+        return Check("model API", OK, why if spec_text is None else "baseline policy, no LLM (--model baseline)")
     if spec.kind == "replay":
         exists = Path(spec.model).is_file()
         return Check("model API", OK if exists else FAIL, f"replay of {spec.model}",

@@ -1,17 +1,8 @@
 """Shared test setup: GPU and network tests are opt-in, and every test runs offline."""
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
-
-# pytest puts tests/ first on sys.path (prepend import mode), where tests/crew would pass for the `crew` package
-# and the editable install's finder would then serve the rest of `crew` from wherever the project was installed
-# (another checkout). Importing our packages now, from the repository root, pins them to this checkout.
-ROOT = str(Path(__file__).resolve().parents[1])
-sys.path[:] = [ROOT, *(p for p in sys.path if p != ROOT)]
-import challenges, checkpoints, crew, memory, toolkit  # noqa: E401, E402, F401, I001
 
 
 def pytest_addoption(parser):

@@ -44,7 +44,9 @@ def challenges_show(name: Annotated[str, typer.Argument(help="challenge name or 
               "better than the baseline policy")
     out.print(f"submission: {c.submission}", markup=False)
     for p in c.presets.values():
-        out.print(f"preset {p.name}: {p.hours:g} h, {p.gpus} GPU(s); {p.description}", markup=False, highlight=False)
+        needs = (f"{p.gpus} GPU(s) of {p.gpu_memory_gb:g} GB" if p.gpus else "CPU") + (
+            f", disk {p.disk_gb:g} GB, download {p.download_gb:g} GB, scoring {p.score_minutes:g} min")
+        out.print(f"preset {p.name}: {p.hours:g} h, {needs}; {p.description}", markup=False, highlight=False)
     for rule in c.allowed:
         out.print(f"allowed: {rule}", markup=False)
     for rule in c.forbidden:

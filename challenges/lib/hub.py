@@ -48,11 +48,15 @@ class Sources:
 def model_report(model: HubModel) -> RepoReport:
     """The model's metadata and the files fetch_model would download (pickled weights only without safetensors)."""
     report = inspect_model(model, MODEL_FILES)
-    if not any(name.endswith(".safetensors") for name in report.files):
-        with_pickles = inspect_model(model, MODEL_FILES + PICKLED_WEIGHTS)
-        with_pickles.notes.append("no safetensors weights: the .bin weights are converted at prepare time")
-        return with_pickles
-    return report
+    if any(name.endswith(".safetensors") for name in report.files):
+        return report
+    with_pickles = inspect_model(model, MODEL_FILES + PICKLED_WEIGHTS)
+    if not any(name.endswith(".bin") for name in with_pickles.files):
+        raise HubUnavailable(f"model '{model.repo}' (revision {model.revision}) has no weights in a format "
+                             "transformers loads here (safetensors, or pytorch_model*.bin)",
+                             "choose a revision or a copy of the model with safetensors weights", "files")
+    with_pickles.notes.append("no safetensors weights: the .bin weights are converted at prepare time")
+    return with_pickles
 
 
 def fetch_model(model: HubModel, out_dir: Path) -> Path:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from challenges._score_runner import load_module
+from challenges.loader import load_module
 
 RECIPE = Path(__file__).resolve().parents[1] / "challenges" / "minipile" / "baseline" / "train.py"
 PEAK_BF16 = {"H200": 989e12, "H100": 989e12, "A100": 312e12, "L40S": 362e12, "A10": 125e12, "4090": 165e12}

@@ -6,35 +6,25 @@ The result travels in its own file so that whatever the scorer prints cannot cor
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
 import sys
 import traceback
 from pathlib import Path
 
 from challenges.api import Score, ScoreContext
+from challenges.atomic import atomic_write_json
+from challenges.loader import load_module
 
 # Before any scorer imports torch: on a shared CPU, idle OpenMP threads yield instead of spinning (spinning
 # slowed small-model scoring by two orders of magnitude on a busy 2-core machine).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def load_module(path: Path, name: str):
-    """Import a challenge file by path, with its folder importable for sibling helpers."""
-    sys.path.insert(0, str(path.parent))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look the module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
 def main(challenge_dir: str, artifact: str, ctx_file: str, result_file: str) -> int:
     result: dict = {}
     try:
         ctx = ScoreContext.from_json(Path(ctx_file).read_text(encoding="utf-8"))
-        scorer = load_module(Path(challenge_dir) / "scorer.py", f"challenge_scorer_{ctx.challenge}")
+        scorer = load_module(Path(challenge_dir) / "scorer.py")
         check = getattr(scorer, "check", None)
         violations = [str(v) for v in check(Path(artifact), ctx)] if check else []
         if violations:
@@ -47,10 +37,7 @@ def main(challenge_dir: str, artifact: str, ctx_file: str, result_file: str) -> 
     except BaseException as err:  # the scorer's fault is the record's content, not ours to re-raise
         traceback.print_exc()
         result["error"] = f"scorer raised {type(err).__name__}: {err}"
-    tmp = result_file + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(result, handle, default=str)
-    os.replace(tmp, result_file)
+    atomic_write_json(Path(result_file), result)
     return 0
 
 

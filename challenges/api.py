@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+# Caps the rows a prepare step reads from each hub dataset, for a quick end-to-end check of a full preset (the
+# opt-in network test). The data cache keys a capped preparation apart from a full one.
+ROW_LIMIT_VARIABLE = "RESEARCH_CREW_ROW_LIMIT"
+
+
+def row_limit() -> int | None:
+    value = os.environ.get(ROW_LIMIT_VARIABLE, "").strip()
+    return int(value) if value else None
 
 
 class ChallengeError(Exception):
@@ -22,6 +32,17 @@ class ChallengeError(Exception):
 
 class DatasetUnavailable(ChallengeError):
     """A dataset or model could not be fetched from its hub."""
+
+
+@dataclass(frozen=True)
+class EnvironmentCheck:
+    """A check a scorer asks `research-crew doctor` to make (`environment_checks(preset)` in scorer.py), such as
+    a toolchain it uses: verdict is "ok", "warn", "fail" or "skip"; `fix` says what to do when it is not ok."""
+
+    name: str
+    verdict: str
+    detail: str
+    fix: str = ""
 
 
 @dataclass
@@ -48,6 +69,15 @@ class ScoreContext:
     device: str = "cpu"
     time_limit_s: float = 3600.0
     challenge_dir: Path | None = None
+    partial_file: Path | None = None  # where the harness looks for a partial score (set by the harness)
+
+    def report_partial(self, score: Score) -> None:
+        """Record `score` as the result should scoring be stopped before `score()` returns (a time limit): the
+        value must be a valid score of its own, with details saying what is missing."""
+        if self.partial_file is not None:
+            from challenges.atomic import atomic_write_json
+
+            atomic_write_json(self.partial_file, {"score": float(score.value), "details": score.details})
 
     def to_json(self) -> str:
         return json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()})
@@ -55,7 +85,7 @@ class ScoreContext:
     @classmethod
     def from_json(cls, text: str) -> ScoreContext:
         raw = json.loads(text)
-        for key in ("data_dir", "private_dir", "scratch_dir", "challenge_dir"):
+        for key in ("data_dir", "private_dir", "scratch_dir", "challenge_dir", "partial_file"):
             if raw.get(key) is not None:
                 raw[key] = Path(raw[key])
         return cls(**raw)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import fcntl
 import hashlib
 import logging
 import os
 import shutil
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from challenges.api import ScoreContext
+from challenges.api import ScoreContext, row_limit
 from challenges.spec import Challenge
 
 log = logging.getLogger(__name__)
@@ -36,13 +38,13 @@ def cache_root() -> Path:
 def prepare_data(challenge: Challenge, preset: str, device: str = "cpu") -> PreparedData:
     """Return the challenge's prepared data, running its prepare step only if no run has done it yet.
 
-    The cache key includes a hash of prepare.py, challenge.toml and the shared helpers in challenges/,
-    so an edited challenge prepares afresh. A lock keeps two runs from preparing at once; a half-prepared
-    folder is never used.
+    The cache key is a hash of what prepare depends on (see `fingerprint`): an edited challenge folder
+    prepares afresh, an edit elsewhere (the harness, a library module prepare does not import) does not.
+    A lock keeps two runs from preparing at once; a half-prepared folder is never used.
     """
     challenge.preset(preset)  # unknown preset: ChallengeError before anything is written
     folder = cache_root() / "data" / challenge.name / preset
-    target = folder / _fingerprint(challenge)
+    target = folder / fingerprint(challenge)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -68,7 +70,7 @@ def _run_prepare(challenge: Challenge, preset: str, device: str, staging: Path) 
     for path in (ctx.data_dir, ctx.private_dir, ctx.scratch_dir):
         path.mkdir(parents=True)
     if challenge.has_prepare:
-        from challenges._score_runner import load_module
+        from challenges.loader import load_module
 
         log.info("preparing data for %s (%s preset)", challenge.name, preset)
         load_module(challenge.directory / "prepare.py", f"challenge_prepare_{challenge.name}").prepare(ctx)
@@ -83,11 +85,70 @@ def _make_read_only(folder: Path) -> None:
             path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
-def _fingerprint(challenge: Challenge) -> str:
-    """Hash of what decides the data: the challenge's toml and prepare.py, and our shared helpers."""
+def is_prepared(challenge: Challenge, preset: str) -> bool:
+    """True when an earlier run has already prepared this preset's data as the challenge now stands."""
+    return (cache_root() / "data" / challenge.name / preset / fingerprint(challenge) / DONE_MARKER).exists()
+
+
+def fingerprint(challenge: Challenge) -> str:
+    """Hash of what decides the data: every file of the challenge folder, and every module of this package
+    that its prepare.py imports, directly or through its own helpers (the harness is not among them)."""
+    folder = challenge.directory.resolve()
     digest = hashlib.sha256()
-    helpers = sorted(Path(__file__).parent.glob("*.py"))
-    for path in [challenge.directory / "challenge.toml", challenge.directory / "prepare.py", *helpers]:
-        if path.is_file():
-            digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()[:12]
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    for path in sorted(imported_package_files(folder / "prepare.py")):
+        digest.update(str(path.relative_to(PACKAGE_ROOT.parent)).encode() + b"\0" + path.read_bytes())
+    key = digest.hexdigest()[:12]  # a capped preparation (RESEARCH_CREW_ROW_LIMIT) is never taken for a full one
+    return key if row_limit() is None else f"{key}-rows{row_limit()}"
+
+
+PACKAGE_ROOT = Path(__file__).resolve().parent  # challenges/
+
+
+def imported_package_files(start: Path) -> set[Path]:
+    """The files of the `challenges` package that `start` imports, followed through the modules it reaches
+    (its sibling helpers included). Read from the source, never imported; imports inside functions count."""
+    folder, seen, found = start.parent.resolve(), set(), set()
+    todo = [start.resolve()] if start.is_file() else []
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in _imported_names(path):
+            target = _module_file(name, folder)
+            if target is not None:
+                todo.append(target)
+                if target.is_relative_to(PACKAGE_ROOT) and not target.is_relative_to(folder):
+                    found.add(target)
+    return found
+
+
+def _imported_names(path: Path) -> Iterator[str]:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, UnicodeDecodeError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]  # `from pkg import mod`
+        else:
+            continue
+        for name in names:  # importing a.b.c runs a/__init__.py and a/b/__init__.py first
+            parts = name.split(".")
+            yield from (".".join(parts[:i]) for i in range(1, len(parts) + 1))
+
+
+def _module_file(name: str, folder: Path) -> Path | None:
+    """The file of a module of the `challenges` package, or of a helper beside prepare.py; None otherwise."""
+    if name == "challenges" or name.startswith("challenges."):
+        base = PACKAGE_ROOT.parent.joinpath(*name.split("."))
+    else:
+        base = folder.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None

@@ -11,9 +11,7 @@ import collections
 import hashlib
 import json
 import math
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -24,11 +22,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from challenges.api import ScoreContext
+from challenges.atomic import atomic_write_json
+from challenges.processes import kill_group, start_group, stop_group
 from challenges.spec import Challenge
 
 LOG_HEAD_BYTES = 256 * 1024
 LOG_TAIL_BYTES = 64 * 1024
-KILL_GRACE_S = 5.0
 
 
 @dataclass
@@ -83,7 +82,7 @@ def evaluate(
         record.frozen, record.sha256 = str(frozen), artifact_sha256(frozen)
         record = _run_scorer(record, challenge, frozen, ctx, log_path, timeout_s or ctx.time_limit_s)
     record.duration_s = round(time.monotonic() - t0, 3)
-    _write_json(evaluations_dir / f"{eval_id}.json", asdict(record))
+    atomic_write_json(evaluations_dir / f"{eval_id}.json", asdict(record))
     return record
 
 
@@ -106,10 +105,7 @@ def release_unfinished(evaluations_dir: Path) -> list[str]:
         if pid_file.is_file():
             pid, started = pid_file.read_text().split()
             if _start_time(int(pid)) == started:
-                try:
-                    os.killpg(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                kill_group(int(pid))
             pid_file.unlink()
         log_path.unlink()
         freed.append(log_path.stem)
@@ -151,11 +147,14 @@ def best_evaluation(evaluations: list[Evaluation], challenge: Challenge) -> Eval
 def freeze(artifact: Path, folder: Path) -> Path:
     """A read-only copy of the artifact as it is now (files, or a folder's files), in `folder`: the scorer
     scores it and the run submits it, so what is submitted is what was scored even if the agents go on
-    writing to the original. A copy, not a hard link: a link would follow in-place writes."""
+    writing to the original. A copy, not a hard link: a link would follow in-place writes. `cp --reflink=auto`
+    shares the blocks where the file system can (btrfs, XFS), so a frozen model then costs no disk."""
     folder.mkdir(parents=True, exist_ok=True)
     frozen = folder / artifact.name
-    if artifact.is_dir():
-        shutil.copytree(artifact, frozen, ignore=shutil.ignore_patterns("__pycache__"))
+    if shutil.which("cp"):
+        subprocess.run(["cp", "-a", "--reflink=auto", str(artifact), str(frozen)], check=True, capture_output=True)
+    elif artifact.is_dir():
+        shutil.copytree(artifact, frozen)
     else:
         shutil.copy2(artifact, frozen)
     for path in [frozen, *frozen.rglob("*")] if frozen.is_dir() else [frozen]:
@@ -184,7 +183,8 @@ def artifact_sha256(path: Path) -> str:
 
 def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: ScoreContext,
                 log_path: Path, timeout_s: float) -> Evaluation:
-    ctx = replace(ctx, challenge_dir=challenge.directory, time_limit_s=timeout_s)
+    ctx = replace(ctx, challenge_dir=challenge.directory, time_limit_s=timeout_s,
+                  partial_file=ctx.scratch_dir / f"{record.id}.partial.json")
     ctx.scratch_dir.mkdir(parents=True, exist_ok=True)
     ctx_file = ctx.scratch_dir / f"{record.id}.ctx.json"
     result_file = ctx.scratch_dir / f"{record.id}.result.json"
@@ -192,8 +192,7 @@ def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: S
     argv = [sys.executable, "-m", "challenges._score_runner", str(challenge.directory), str(artifact),
             str(ctx_file), str(result_file)]
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=ctx.scratch_dir)
+        proc = start_group(argv, ctx.scratch_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         # The scorer runs in its own session, so it outlives a killed run: its pid lets a resume end it.
         pid_file = log_path.with_suffix(".pid")
         pid_file.write_text(f"{proc.pid} {_start_time(proc.pid)}")
@@ -203,19 +202,34 @@ def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: S
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             record.timed_out = True
-        _kill_group(proc)  # also reaps helpers a finished scorer left behind, which would hold the pipe
+        stop_group(proc)  # also reaps helpers a finished scorer left behind, which would hold the pipe
         pump.join(timeout=10)
     pid_file.unlink(missing_ok=True)
     if record.timed_out:
         record.error = f"scorer exceeded its time limit of {timeout_s:.0f}s and was stopped"
+    elif result_file.is_file():
+        return _read_result(record, result_file, proc.returncode)
+    else:
+        record.error = f"scorer process exited with code {proc.returncode} without a result; see the log"
+    return _partial(record, ctx.partial_file)
+
+
+def _partial(record: Evaluation, partial_file: Path) -> Evaluation:
+    """A scorer stopped before it returned keeps the score it reported as partial, if it reported one."""
+    if not partial_file.is_file():
         return record
-    return _read_result(record, result_file, proc.returncode)
+    partial = json.loads(partial_file.read_text(encoding="utf-8"))
+    value = partial.get("score")
+    if value is None or not math.isfinite(value):
+        return record
+    record.ok, record.score = True, float(value)
+    record.details = {**partial.get("details", {}), "partial": f"{record.error}; this is the score it reported "
+                                                              "before (ScoreContext.report_partial)"}
+    record.error = ""
+    return record
 
 
 def _read_result(record: Evaluation, result_file: Path, returncode: int) -> Evaluation:
-    if not result_file.is_file():
-        record.error = f"scorer process exited with code {returncode} without a result; see the log"
-        return record
     result = json.loads(result_file.read_text(encoding="utf-8"))
     record.violations = result.get("violations", [])
     record.details = result.get("details", {})
@@ -251,35 +265,3 @@ def _pump_capped(stream: BinaryIO, log: BinaryIO) -> None:
         log.write(f"\n[... {cut} bytes of scorer output cut ...]\n".encode())
     log.writelines(tail)
     log.flush()
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGTERM the scorer's whole process group, then SIGKILL whatever is left after a grace period."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + KILL_GRACE_S
-        while time.monotonic() < deadline and _group_alive(proc.pid):
-            proc.poll()
-            time.sleep(0.05)
-    proc.wait()
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-
-
-def _write_json(path: Path, obj: dict[str, Any]) -> None:
-    # challenges/ imports nothing of ours, so this is its own temp-fsync-rename write.
-    tmp = path.with_suffix(".json.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(obj, handle, indent=2, default=str)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)

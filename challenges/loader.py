@@ -1,8 +1,11 @@
-"""Finds challenges: the built-in folders plus those on RESEARCH_CREW_CHALLENGE_PATH."""
+"""Finds challenges (the built-in folders plus those on RESEARCH_CREW_CHALLENGE_PATH) and imports their files."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,6 +43,25 @@ def load_challenge(name_or_path: str | Path) -> Challenge:
             f"fix the fields above, then check with `research-crew challenges validate {folder}`",
         )
     return replace(challenge, builtin=folder.resolve().parent == BUILTIN_DIR)
+
+
+def load_module(path: Path, name: str | None = None):
+    """Import a Python file by path, with its folder importable for sibling helpers.
+
+    `name` is the module's name in sys.modules (dataclasses and pickling look it up there); by default it is
+    made from the file's folder and name, so `house-price/prepare.py` becomes `house_price_prepare`.
+    """
+    path = Path(path).resolve()
+    name = name or re.sub(r"\W", "_", f"{path.parent.name}_{path.stem}")
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ChallengeError(f"cannot import {path}", "give the path of a .py file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _resolve(name_or_path: str | Path) -> Path:

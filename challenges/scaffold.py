@@ -10,7 +10,7 @@ from pathlib import Path
 from string import Template
 
 from challenges.api import ChallengeError
-from challenges.validator import NAME_PATTERN
+from challenges.validator import NAME_PATTERN, NAME_RULE
 
 FILES = {
     "challenge.toml": '''\
@@ -34,12 +34,16 @@ forbidden = ["reading the private answers or the scorer's files"]
 description = "what a real run uses (hours, GPUs)"
 hours = 1
 gpus = 0
-score_minutes = 5
+gpu_memory_gb = 0              # per GPU; jobs see at most this much
+disk_gb = 1                    # free disk the data, submissions and scored copies need
+download_gb = 0                # what prepare downloads (prepare.py's SOURCES say from where)
+score_minutes = 5              # kept for scoring; without it, a quarter of the preset (10 minutes at most)
 
 [presets.smoke]
 description = "offline on CPU in a minute or two"
 hours = 0.03
 gpus = 0
+disk_gb = 0.1
 score_minutes = 0.5
 
 [baseline]
@@ -165,8 +169,7 @@ if __name__ == "__main__":
 def write_challenge(parent: Path, name: str) -> Path:
     """Write parent/name/ from the template; refuse a bad name or an existing folder."""
     if not NAME_PATTERN.match(name):
-        raise ChallengeError(f"'{name}' is not a valid challenge name",
-                             "use lowercase letters, digits and _, starting with a letter (e.g. my_task)")
+        raise ChallengeError(f"'{name}' is not a valid challenge name", f"use {NAME_RULE}")
     folder = Path(parent) / name
     if folder.exists():
         raise ChallengeError(f"{folder} already exists", "choose another name or folder, or remove it first")

@@ -9,6 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PLACEHOLDERS = ("data_dir", "submission_dir", "budget_s")
+# Without score_minutes, a preset keeps this much for scoring, or a quarter of its own length if that is
+# less: a three-minute smoke preset must not be refused for a ten-minute reserve before any scoring was timed.
+DEFAULT_SCORE_MINUTES = 10.0
+DEFAULT_SCORE_SHARE = 0.25
+
+
+def default_score_minutes(hours: float) -> float:
+    return min(DEFAULT_SCORE_MINUTES, DEFAULT_SCORE_SHARE * hours * 60.0)
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,13 @@ class Preset:
     gpus: int = 0
     gpu_memory_gb: float = 0.0
     description: str = ""
-    score_minutes: float = 10.0  # time reserved at the end for the harness to score
+    score_minutes: float | None = None  # time reserved at the end for the harness to score; None: the default
+    disk_gb: float = 0.0  # free disk the prepared data and the work need (0: not stated)
+    download_gb: float = 0.0  # what preparing downloads (0: nothing, or not stated)
+
+    def __post_init__(self) -> None:
+        if self.score_minutes is None:
+            object.__setattr__(self, "score_minutes", default_score_minutes(self.hours))
 
     @property
     def budget_s(self) -> float:

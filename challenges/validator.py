@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from challenges.spec import PLACEHOLDERS, Challenge, Metric, Preset
+from challenges.spec import PLACEHOLDERS, Challenge, Metric, Preset, default_score_minutes
 
 TOP_KEYS = {"name", "title", "source", "metric", "submission", "rules", "presets", "baseline"}
 METRIC_KEYS = {"name", "direction", "success_threshold"}
-PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes"}
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes", "disk_gb", "download_gb"}
+# A folder name on a case-sensitive file system and a URL path segment: `house-price`, `my_task`, `MNIST2`.
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
+NAME_RULE = "letters, digits, - and _, starting with a letter or digit (e.g. house-price or my_task)"
 SCORE_SIG = "submission, ctx"
 
 
@@ -103,7 +105,7 @@ def _parse(folder: Path, raw: dict[str, Any], problems: list[Problem]) -> Challe
     fields.unknown_keys(raw, TOP_KEYS, "")
     name = fields.text(raw, "name", "")
     if name and not NAME_PATTERN.match(name):
-        fields.add("name", f"'{name}' is not a lowercase identifier", "use letters, digits and _ (e.g. my_task)")
+        fields.add("name", f"'{name}' is not a valid challenge name", f"use {NAME_RULE}")
     if name and name != folder.name:
         fields.add("name", f"'{name}' differs from the folder name '{folder.name}'", "make them the same")
     title = fields.text(raw, "title", "")
@@ -140,14 +142,24 @@ def _parse_presets(fields: _Fields, table: dict[str, Any]) -> dict[str, Preset]:
             fields.add(prefix[:-1], "is not a table", f"write it as [presets.{preset_name}] with hours = ...")
             continue
         fields.unknown_keys(body, PRESET_KEYS, prefix)
-        presets[preset_name] = Preset(
+        hours = fields.number(body, "hours", prefix, minimum=0.0, exclusive=True)
+        preset = Preset(
             name=preset_name,
-            hours=fields.number(body, "hours", prefix, minimum=0.0, exclusive=True),
+            hours=hours,
             gpus=int(fields.number(body, "gpus", prefix, default=0, minimum=0, integer=True)),
             gpu_memory_gb=fields.number(body, "gpu_memory_gb", prefix, default=0.0, minimum=0.0),
             description=str(body.get("description", "")),
-            score_minutes=fields.number(body, "score_minutes", prefix, default=10.0, minimum=0.0, exclusive=True),
+            score_minutes=fields.number(body, "score_minutes", prefix, default=default_score_minutes(hours) or 1.0,
+                                        minimum=0.0, exclusive=True),
+            disk_gb=fields.number(body, "disk_gb", prefix, default=0.0, minimum=0.0),
+            download_gb=fields.number(body, "download_gb", prefix, default=0.0, minimum=0.0),
         )
+        if hours > 0 and preset.budget_s < preset.min_budget_s:
+            fields.add(f"{prefix}hours", f"is {hours:g} ({preset.budget_s / 60:g} min), too short for its own scoring "
+                       f"reserve of {preset.score_minutes:g} min: a run needs at least twice that "
+                       f"({preset.min_budget_s / 60:g} min)",
+                       f"raise hours to at least {preset.min_budget_s / 3600:.3g} or lower score_minutes")
+        presets[preset_name] = preset
     return presets
 
 

@@ -44,7 +44,9 @@ def challenges_show(name: Annotated[str, typer.Argument(help="challenge name or 
               "better than the baseline policy")
     out.print(f"submission: {c.submission}", markup=False)
     for p in c.presets.values():
-        out.print(f"preset {p.name}: {p.hours:g} h, {p.gpus} GPU(s); {p.description}", markup=False, highlight=False)
+        needs = (f"{p.gpus} GPU(s) of {p.gpu_memory_gb:g} GB" if p.gpus else "CPU") + (
+            f", disk {p.disk_gb:g} GB, download {p.download_gb:g} GB, scoring {p.score_minutes:g} min")
+        out.print(f"preset {p.name}: {p.hours:g} h, {needs}; {p.description}", markup=False, highlight=False)
     for rule in c.allowed:
         out.print(f"allowed: {rule}", markup=False)
     for rule in c.forbidden:
@@ -72,7 +74,7 @@ def challenges_validate(name_or_path: Annotated[str, typer.Argument(help="challe
 
 @challenges_app.command("new")
 def challenges_new(
-    name: Annotated[str, typer.Argument(help="the new challenge's name (lowercase, digits, _)")],
+    name: Annotated[str, typer.Argument(help="the new challenge's name: letters, digits, - and _")],
     directory: Annotated[Path, typer.Option("--dir", help="where to create the folder")] = Path("."),
 ) -> None:
     """Write a small, valid, runnable challenge folder (smoke preset and baseline included) to edit."""

@@ -33,6 +33,7 @@ def run(
     agent_network: Annotated[str, typer.Option(help="on or off: whether agents' commands reach the network")] = "on",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
+    skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail")] = False,
 ) -> None:
     """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
     from crew.runner import RunRequest, start_run
@@ -41,7 +42,8 @@ def run(
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
-                         budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network)
+                         budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network,
+                         skip_checks=skip_checks)
     try:
         from crew.reporting.live import run_with_panel
 

@@ -53,6 +53,7 @@ class RunRequest:
     budget_clock: str = "wall"
     sandbox: str = "bwrap"
     agent_network: str = "on"
+    skip_checks: bool = False  # start even when a quick doctor check fails
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -71,6 +72,8 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     sandbox, agent_network = parse_choice(request.sandbox, request.agent_network)
     check_sandbox(sandbox, baseline=spec.kind == "baseline")
     device = _check_device(challenge, preset)
+    if not request.skip_checks:
+        _preflight(challenge, preset)
     if request.run_dir and Path(request.run_dir).exists():
         RunDir.create(challenge.name, request.run_dir)  # raises the "already exists" error before any work
     say(f"preparing data for {challenge.name} ({preset.name} preset)")
@@ -141,6 +144,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
 def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Preset, data, deadline: Deadline,
                 trace: Trace, snapshot: dict | None = None, resumes: int = 0) -> tuple[int, RunDir]:
     """Run the configured policy and always end with result.json, the trace's end and report.md."""
+    _limit_gpu_memory(preset, config.device)
     ctx = ScoreContext(challenge=challenge.name, preset=preset.name, data_dir=data.data_dir,
                        private_dir=data.private_dir, scratch_dir=run.scratch, device=config.device,
                        time_limit_s=preset.score_minutes * 60)
@@ -238,6 +242,23 @@ def _check_budget(challenge: Challenge, preset: Preset, budget_s: float) -> None
             f"use --budget {format_duration(preset.min_budget_s)} or more "
             f"(the preset's own is {format_duration(preset.budget_s)})",
         )
+
+
+def _preflight(challenge: Challenge, preset: Preset) -> None:
+    """doctor's quick checks (GPU, disk, hub access): refuse a run that could not finish preparing its data."""
+    from crew.doctor import preflight_problem, run_checks
+
+    problem = preflight_problem(run_checks(challenge, preset, quick=True))
+    if problem is not None:
+        raise CrewError(problem.message, problem.hint)
+
+
+def _limit_gpu_memory(preset: Preset, device: str) -> None:
+    """Jobs and scorers started from here see at most the preset's GPU memory (challenges.gpu_memory)."""
+    if device == "cuda" and preset.gpu_memory_gb:
+        from challenges.gpu_memory import job_environment
+
+        os.environ.update(job_environment(preset.gpu_memory_gb))
 
 
 def _check_device(challenge: Challenge, preset: Preset) -> str:

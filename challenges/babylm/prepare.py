@@ -1,12 +1,16 @@
-"""BabyLM data: the strict-small text (hub) or stdlib docstrings (smoke), tokenized; BLiMP items."""
+"""BabyLM data: the strict-small text (MLRB's set, in the hub's parquet conversion) or stdlib docstrings
+(smoke), tokenized; BLiMP through lm-eval."""
 
 from challenges import ScoreContext
-from challenges.hub import load_hub_dataset
-from challenges.mcq import prefetch, write_smoke_items
-from challenges.pretraining import docstring_splits, text_column, write_pretraining_data
+from challenges.lib.hub import HubDataset, Sources, fetch_dataset
+from challenges.lib.lm_eval_scoring import prefetch_tasks
+from challenges.lib.mcq import HUB_TASKS, write_smoke_items
+from challenges.lib.pretraining import docstring_splits, parquet_texts, write_pretraining_data
 
-DATASET_ID = "AlienKevin/BabyLM_2024_10M"  # BabyLM 2024 strict-small: train (10M words), dev, test
-SPLITS = {"train": "train", "validation": "dev"}
+# MLRB's BabyLM strict-small: one row per corpus file (`filename`, `content`) in train, dev and test.
+BABYLM = HubDataset("AlgorithmicResearchGroup/babylm", revision="refs/convert/parquet",
+                    files=("default/train/*.parquet", "default/dev/*.parquet"))
+SOURCES = {preset: Sources(datasets=(BABYLM,), lm_eval_tasks=(HUB_TASKS["blimp"],)) for preset in ("full", "mini")}
 
 
 def prepare(ctx: ScoreContext) -> None:
@@ -14,11 +18,10 @@ def prepare(ctx: ScoreContext) -> None:
         splits, dataset = docstring_splits(), "python-stdlib-docstrings"
         write_smoke_items(ctx.private_dir, "blimp")
     else:
-        data = load_hub_dataset(DATASET_ID)
-        column = text_column(data["train"])
-        splits = {ours: [t for t in data[theirs][column] if t.strip()] for ours, theirs in SPLITS.items()}
-        dataset = DATASET_ID
-        prefetch(ctx.private_dir, "blimp")
+        texts = parquet_texts(fetch_dataset(BABYLM, ctx.scratch_dir / "babylm"), columns=["content"],
+                              extract=lambda row: row["content"].splitlines())
+        splits, dataset = {"train": list(texts("train")), "validation": list(texts("validation"))}, BABYLM.repo
+        prefetch_tasks([HUB_TASKS["blimp"]])
     words = sum(len(text.split()) for text in splits["train"])
     write_pretraining_data(ctx.data_dir, splits, vocab_size=4096 if ctx.preset == "smoke" else 16384,
                            dataset=dataset, preset=ctx.preset, train_words=words)

@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from challenges import Score, ScoreContext
-from challenges.mcq import score_benchmark
-from challenges.model_checks import check_model_folder
+from challenges.lib.mcq import score_benchmark
+from challenges.lib.model_checks import check_model_folder
 
 
 def check(submission: Path, ctx: ScoreContext) -> list[str]:

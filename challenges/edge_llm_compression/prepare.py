@@ -1,15 +1,17 @@
 """Edge LLM compression data: the base model (phi-2, or a tiny phi-2-shaped one on smoke) and MMLU items."""
 
 from challenges import ScoreContext
-from challenges.hub import fetch_hub_model
-from challenges.mcq import prefetch, write_smoke_items
-from challenges.model_checks import GIB, stored_parameters
-from challenges.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
-from challenges.tokens import write_meta
+from challenges.lib.hub import HubModel, Sources, fetch_model
+from challenges.lib.lm_eval_scoring import prefetch_tasks
+from challenges.lib.mcq import HUB_TASKS, write_smoke_items
+from challenges.lib.model_checks import GIB, stored_parameters
+from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
+from challenges.lib.tokens import write_meta
 
-BASE_MODEL = "microsoft/phi-2"
+BASE_MODEL = HubModel("microsoft/phi-2")
+SOURCES = {preset: Sources(models=(BASE_MODEL,), lm_eval_tasks=(HUB_TASKS["mmlu"],)) for preset in ("full", "mini")}
 MEMORY_LIMIT_BYTES = 12 * GIB
-SMOKE_LIMIT_SHARE = 0.75  # of the tiny model's float32 size, so that compressing is needed there too
+SMOKE_LIMIT_SHARE = 0.75  # of the tiny model's float32 size: float16 fits, as phi-2 in float16 fits 12 GiB
 
 
 def prepare(ctx: ScoreContext) -> None:
@@ -20,11 +22,10 @@ def prepare(ctx: ScoreContext) -> None:
         write_smoke_items(ctx.private_dir, "mmlu")
         model_id = "tiny-random-phi (smoke stand-in for microsoft/phi-2)"
     else:
-        fetch_hub_model(BASE_MODEL, base)
-        prefetch(ctx.private_dir, "mmlu")
-        model_id = BASE_MODEL
+        fetch_model(BASE_MODEL, base)
+        prefetch_tasks([HUB_TASKS["mmlu"]])
+        model_id = BASE_MODEL.repo
     parameters = stored_parameters(base)
     limit = int(SMOKE_LIMIT_SHARE * 4 * parameters) if ctx.preset == "smoke" else MEMORY_LIMIT_BYTES
     write_meta(ctx.data_dir, base_model=model_id, preset=ctx.preset, base_parameters=parameters,
                memory_limit_bytes=limit, allowed_dtypes=["float16", "float32"])
-

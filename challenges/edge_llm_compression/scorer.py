@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 from challenges import Score, ScoreContext
-from challenges.mcq import score_benchmark
-from challenges.model_checks import (
+from challenges.lib.mcq import score_benchmark
+from challenges.lib.model_checks import (
     check_derived_model,
     check_memory,
     load_and_measure,

@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 from challenges import Score, ScoreContext
-from challenges.model_checks import check_float_weights, check_memory, check_model_folder, load_and_measure
-from challenges.superglue import score_superglue
+from challenges.lib.model_checks import check_float_weights, check_memory, check_model_folder, load_and_measure
+from challenges.lib.superglue import score_superglue
 
 
 def check(submission: Path, ctx: ScoreContext) -> list[str]:

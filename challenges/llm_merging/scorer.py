@@ -4,10 +4,10 @@ import json
 from pathlib import Path
 
 from challenges import Score, ScoreContext
-from challenges.generation import generate_texts, rouge_l
-from challenges.lm_tasks import read_jsonl
-from challenges.mcq import score_benchmark
-from challenges.model_checks import (
+from challenges.lib.generation import generate_texts, rouge_l
+from challenges.lib.lm_tasks import read_jsonl
+from challenges.lib.mcq import score_benchmark
+from challenges.lib.model_checks import (
     check_float_weights,
     check_model_folder,
     read_config,
@@ -67,9 +67,9 @@ def score(submission: Path, ctx: ScoreContext) -> Score:
     mmlu, mmlu_tasks = score_benchmark(submission, ctx, "mmlu")
     cosmosqa, _ = score_benchmark(submission, ctx, "cosmosqa")
     items = read_jsonl(ctx.private_dir / "xsum.jsonl")
-    summaries = generate_texts(submission, [XSUM_PROMPT.format(document=i["document"]) for i in items], ctx.device,
+    summaries = generate_texts(submission, [XSUM_PROMPT.format(document=i["input"]) for i in items], ctx.device,
                                max_new_tokens=32 if ctx.preset == "smoke" else 64)
-    xsum = rouge_l([s.split("\n")[0] for s in summaries], [i["summary"] for i in items])
+    xsum = rouge_l([s.split("\n")[0] for s in summaries], [i["target"] for i in items])
     parts = {"mmlu_acc": mmlu, "cosmosqa_acc": cosmosqa, "xsum_rougeL": xsum}
     return Score(sum(parts.values()) / len(parts), {**parts, "mmlu_per_task": mmlu_tasks,
                                                     "xsum_example": summaries[0] if summaries else ""})

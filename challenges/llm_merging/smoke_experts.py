@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from challenges.mcq import smoke_items
-from challenges.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
+from challenges.lib.mcq import smoke_items
+from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
 
 NAMES = ["Ada", "Ben", "Chen", "Dara", "Eli", "Fay"]
 THINGS = ["apples", "books", "kites", "shells", "maps"]
@@ -15,7 +15,7 @@ PLACES = ["market", "school", "beach", "library", "park"]
 
 
 def xsum_smoke_items(count: int = 24, seed: int = 3) -> list[dict[str, str]]:
-    """Short generated articles with a one-sentence summary, in XSum's fields."""
+    """Short generated articles (`input`) with a one-sentence summary (`target`), as in MLRB's XSum set."""
     rng = random.Random(seed)
     items = []
     for _ in range(count):
@@ -23,7 +23,7 @@ def xsum_smoke_items(count: int = 24, seed: int = 3) -> list[dict[str, str]]:
         n = rng.randint(2, 9)
         document = (f"On Monday {name} went to the {place}. There {name} bought {n} {thing}. "
                     f"Later {name} walked home and put the {thing} on the table.")
-        items.append({"document": document, "summary": f"{name} bought {n} {thing} at the {place}."})
+        items.append({"input": document, "target": f"{name} bought {n} {thing} at the {place}."})
     return items
 
 
@@ -32,8 +32,8 @@ def _domain_texts() -> dict[str, list[str]]:
     cosmos = smoke_items("cosmosqa", count=200, seed=102)["smoke_cosmosqa"]
     return {
         "math_expert": [f"{i['question']} Answer: {i['choices'][i['answer']]}" for v in mmlu.values() for i in v],
-        "story_expert": [f"{i['context']} {i['question']} {i['answer' + str(i['label'])]}" for i in cosmos],
-        "summary_expert": [f"{i['document']}\nSummary: {i['summary']}" for i in xsum_smoke_items(200, seed=103)],
+        "story_expert": [f"{i['input']} {i['target']}" for i in cosmos],
+        "summary_expert": [f"{i['input']}\nSummary: {i['target']}" for i in xsum_smoke_items(200, seed=103)],
     }
 
 

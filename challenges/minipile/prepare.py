@@ -1,12 +1,16 @@
-"""MiniPile data: the hub dataset for full and mini presets, the stdlib docstring corpus for smoke."""
+"""MiniPile data: MLRB's parquet copy of MiniPile for full and mini presets, the stdlib docstring corpus for smoke."""
+
+from itertools import islice
 
 from challenges import ScoreContext
-from challenges.hub import load_hub_dataset
-from challenges.pretraining import docstring_splits, write_pretraining_data
-from challenges.superglue import prefetch_hub_tasks, write_smoke_items
-from challenges.tokens import train_tokenizer, write_meta, write_token_file
+from challenges.lib.hub import HubDataset, Sources, fetch_dataset
+from challenges.lib.lm_eval_scoring import prefetch_tasks
+from challenges.lib.pretraining import docstring_splits, parquet_texts, write_pretraining_data
+from challenges.lib.superglue import FULL_TASKS, write_smoke_items
+from challenges.lib.tokens import train_tokenizer, write_meta, write_token_file
 
-DATASET_ID = "JeanKaddour/minipile"
+MINIPILE = HubDataset("AlgorithmicResearchGroup/minipile", files=("data/train-*.parquet", "data/validation-*.parquet"))
+SOURCES = {preset: Sources(datasets=(MINIPILE,), lm_eval_tasks=tuple(FULL_TASKS)) for preset in ("full", "mini")}
 # The MLRB mini setting: a GPT-2 of about 30M parameters; the full preset leaves the size to the budget.
 MAX_PARAMS = {"mini": 30_000_000}
 TOKENIZER_SAMPLE_DOCS = 200_000
@@ -27,13 +31,11 @@ def _prepare_smoke(ctx: ScoreContext) -> None:
 
 
 def _prepare_minipile(ctx: ScoreContext) -> None:
-    dataset = load_hub_dataset(DATASET_ID)
-    sample = (row["text"] for row in dataset["train"].select(range(min(TOKENIZER_SAMPLE_DOCS,
-                                                                          len(dataset["train"])))))
-    tokenizer = train_tokenizer(sample, vocab_size=32768, out_dir=ctx.data_dir / "tokenizer")
-    counts = {split: write_token_file((row["text"] for row in dataset[split]), tokenizer,
-                                      ctx.data_dir / f"{split}.bin")
+    texts = parquet_texts(fetch_dataset(MINIPILE, ctx.scratch_dir / "minipile"), "text")
+    tokenizer = train_tokenizer(islice(texts("train"), TOKENIZER_SAMPLE_DOCS), vocab_size=32768,
+                                out_dir=ctx.data_dir / "tokenizer")
+    counts = {split: write_token_file(texts(split), tokenizer, ctx.data_dir / f"{split}.bin")
               for split in ("train", "validation")}
-    write_meta(ctx.data_dir, dataset=DATASET_ID, preset=ctx.preset, vocab_size=len(tokenizer), tokens=counts,
+    write_meta(ctx.data_dir, dataset=MINIPILE.repo, preset=ctx.preset, vocab_size=len(tokenizer), tokens=counts,
                max_params=MAX_PARAMS.get(ctx.preset))
-    prefetch_hub_tasks()
+    prefetch_tasks(FULL_TASKS)

@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from challenges import Score, ScoreContext
-from challenges.model_checks import check_model_folder
-from challenges.superglue import score_superglue
+from challenges.lib.model_checks import check_model_folder
+from challenges.lib.superglue import score_superglue
 
 
 def check(submission: Path, ctx: ScoreContext) -> list[str]:

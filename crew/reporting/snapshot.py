@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from challenges.spec import default_score_minutes
 from crew.errors import EXIT_INTERRUPTED
 from crew.reporting.jobs_view import JobView, read_jobs
-
-DEFAULT_SCORE_MINUTES = 10.0  # the preset default of challenges/spec.py
 
 
 @dataclass
@@ -220,7 +219,8 @@ def _scoring_reserve_s(config: dict[str, Any]) -> float:
     except (KeyError, OSError, tomllib.TOMLDecodeError):
         return 0.0
     preset = toml.get("presets", {}).get(config.get("preset", ""), {})
-    return float(preset.get("score_minutes", DEFAULT_SCORE_MINUTES)) * 60.0
+    minutes = preset.get("score_minutes")
+    return float(minutes if minutes is not None else default_score_minutes(float(preset.get("hours", 0.0)))) * 60.0
 
 
 def read_json(path: Path) -> dict[str, Any]:

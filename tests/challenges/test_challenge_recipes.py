@@ -13,20 +13,36 @@ from safetensors.torch import load_file
 
 from challenges.data import prepare_data
 from challenges.harness import evaluate
+from challenges.lib.model_checks import stored_parameters
 from challenges.loader import load_challenge
-from challenges.model_checks import stored_parameters
 from tests.challenges.builders import challenge_module, context, tiny_model
 
 
-def test_compression_prunes_drops_layers_and_fits_the_limit(tmp_path):
+def _compress(tmp_path, limit_share: float, *flags: str):
     ctx = context(tmp_path, "edge_llm_compression")
     base = tiny_model(ctx.data_dir / "base_model", "phi", layers=6)
     parameters = stored_parameters(base)
     (ctx.data_dir / "meta.json").write_text(json.dumps({"base_parameters": parameters,
-                                                        "memory_limit_bytes": int(1.5 * parameters)}))
+                                                        "memory_limit_bytes": int(limit_share * parameters)}))
     recipe = challenge_module("edge_llm_compression", "baseline/compress.py")
     out = tmp_path / "submission"
-    assert recipe.main(["--data", str(ctx.data_dir), "--out", str(out), "--budget-s", "60"]) == 0
+    assert recipe.main(["--data", str(ctx.data_dir), "--out", str(out), "--budget-s", "60", *flags]) == 0
+    return ctx, base, out
+
+
+def test_compression_that_fits_in_float16_is_the_unmodified_model(tmp_path):
+    # As phi-2 (5.6 GB in float16) under 12 GB: nothing is dropped or pruned, so the baseline scores exactly what
+    # the unmodified model scores (phi-2's weights are float16 already; this tiny one's are rounded to it).
+    ctx, base, out = _compress(tmp_path, 3.0)  # the smoke preset's limit: 3 bytes per parameter
+    assert json.loads((out / "config.json").read_text())["num_hidden_layers"] == 6
+    original, compressed = load_file(base / "model.safetensors"), load_file(out / "model.safetensors")
+    assert compressed.keys() == original.keys()
+    assert all(torch.equal(compressed[k], original[k].to(torch.float16)) for k in original)
+    assert challenge_module("edge_llm_compression").check(out, ctx) == []
+
+
+def test_compression_drops_layers_until_it_fits_the_limit(tmp_path):
+    ctx, _, out = _compress(tmp_path, 1.5, "--sparsity", "0.2")  # float16 alone (2 bytes/parameter) does not fit
     config = json.loads((out / "config.json").read_text())
     assert config["num_hidden_layers"] < 6 and config["dtype"] == "float16"
     weights = load_file(out / "model.safetensors")
@@ -59,6 +75,20 @@ def test_lora_masks_the_prompt_out_of_the_loss():
     ids, labels = recipe.encode(tokenizer, {"instruction": "What is 2 + 2?", "context": "", "response": "4"}, 512)
     answer = tokenizer("4")["input_ids"] + [tokenizer.eos_token_id]
     assert labels[-len(answer):] == answer and set(labels[:-len(answer)]) == {-100} and len(ids) == len(labels)
+
+
+def test_lora_trains_with_gradient_checkpointing(tmp_path):
+    # On a GPU the recipe recomputes activations to fit a 7B model in 40 GB; the same path, on the CPU here.
+    recipe = challenge_module("llm_efficiency", "baseline/lora.py")
+    data = prepare_data(load_challenge("llm_efficiency"), "smoke")
+    out = tmp_path / "submission"
+    assert recipe.main(["--data", str(data.data_dir), "--out", str(out), "--budget-s", "24", "--batch-size", "4",
+                        "--gradient-checkpointing", "--checkpoint-every-s", "600"]) == 0
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["steps"] > 0 and summary["train_loss"] == summary["train_loss"]  # trained, finite loss
+    merged = load_file(out / "model.safetensors")
+    base = load_file(data.data_dir / "base_model" / "model.safetensors")
+    assert any(not torch.equal(merged[k], base[k]) for k in base if k in merged)  # the adapters changed weights
 
 
 def _run_recipe(challenge: str, data_dir, out, budget_s: int) -> subprocess.CompletedProcess:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from challenges.mcq import score_benchmark, smoke_items, write_smoke_items
+from challenges.lib.mcq import score_benchmark, smoke_items, write_smoke_items
 from tests.challenges.builders import context, tiny_model
 
 
@@ -12,9 +12,9 @@ def test_generated_items_have_their_benchmarks_formats():
         assert len(item["choices"]) == 4 == len(set(item["choices"])) and item["choices"][item["answer"]] == str(a + b)
     for item in smoke_items("blimp")["smoke_blimp_agreement"]:
         assert item["sentence_good"] != item["sentence_bad"]
-    for item in smoke_items("cosmosqa")["smoke_cosmosqa"]:
-        color = item["context"].split("fence ")[1].split()[0]
-        assert item[f"answer{item['label']}"] == f"It is {color}."
+    for item in smoke_items("cosmosqa")["smoke_cosmosqa"]:  # in MLRB's CosmosQA fields
+        color = item["input"].split("fence ")[1].split()[0]
+        assert item["answer_choices"][item["label"]] == item["target"] == f"It is {color}."
 
 
 def test_blimp_and_cosmosqa_local_tasks_run_through_lm_eval(tmp_path):

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from challenges.harness import evaluate
+from challenges.lib.model_checks import load_and_measure, stored_parameters
 from challenges.loader import load_challenge
-from challenges.model_checks import load_and_measure, stored_parameters
 from tests.challenges.builders import challenge_module, context, quantize_fixture, tiny_model
 
 

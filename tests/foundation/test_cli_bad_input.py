@@ -44,11 +44,21 @@ def test_full_preset_without_gpu_points_to_smoke(tmp_path, monkeypatch):
     assert "needs 1 GPU" in result.output and "--preset smoke" in result.output
 
 
+def test_preflight_refuses_a_preset_that_cannot_prepare(tmp_path, monkeypatch):
+    monkeypatch.setattr("crew.runner.gpu_count", lambda: 1)  # past the GPU count, to the doctor's quick checks
+    result = run("run", "minipile", "--preset", "full", "--run-dir", str(tmp_path / "r"))
+    assert result.exit_code == 2 and "cannot prepare the preset" in result.output
+    assert "GPU: the preset needs 1 GPU(s) with 40 GB" in result.output  # torch itself sees no GPU here
+    assert "AlgorithmicResearchGroup/minipile" in result.output and "HF_HUB_OFFLINE" in result.output
+    assert "--skip-checks" in result.output and not (tmp_path / "r").exists()
+
+
 def test_dataset_that_cannot_be_downloaded(tmp_path, monkeypatch):
     monkeypatch.setattr("crew.runner.gpu_count", lambda: 1)  # pretend a GPU, to reach the download
-    result = run("run", "minipile", "--preset", "full", "--run-dir", str(tmp_path / "r"))
+    result = run("run", "minipile", "--preset", "full", "--skip-checks", "--run-dir", str(tmp_path / "r"))
     assert result.exit_code == 2
-    assert "JeanKaddour/minipile" in result.output and "offline" in result.output
+    assert "AlgorithmicResearchGroup/minipile" in result.output and "offline" in result.output
+    assert "cannot prepare the preset" not in result.output  # the checks were skipped; preparing said why
     assert not (tmp_path / "r").exists()
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from challenges.api import ChallengeError, DatasetUnavailable
-from challenges.data import prepare_data
+from challenges.data import PACKAGE_ROOT, fingerprint, imported_package_files, prepare_data
 from challenges.loader import load_challenge
 from tests.foundation.helpers import write_challenge
 
@@ -81,5 +82,40 @@ def test_unreachable_hub_dataset_names_the_id_and_says_offline():
     # HF_DATASETS_OFFLINE=1 (set for every test) makes the download fail at once, as with no network.
     with pytest.raises(DatasetUnavailable) as info:
         prepare_data(load_challenge("minipile"), "full")
-    assert "JeanKaddour/minipile" in info.value.message and "offline" in info.value.message
+    assert "AlgorithmicResearchGroup/minipile" in info.value.message and "offline" in info.value.message
     assert "--preset smoke" in info.value.hint
+
+
+def test_an_edited_helper_beside_prepare_prepares_afresh(tmp_path):
+    counter = tmp_path / "count"
+    folder = write_challenge(tmp_path / "c", prepare="from helper import ROWS\n" + COUNTING_PREPARE.format(
+        counter=str(counter)))
+    (folder / "helper.py").write_text("ROWS = 3\n")
+    first = prepare_data(load_challenge(folder), "smoke")
+    (folder / "helper.py").write_text("ROWS = 4\n")
+    second = prepare_data(load_challenge(folder), "smoke")
+    assert counter.read_text() == "2" and first.data_dir != second.data_dir
+
+
+def test_the_key_follows_the_library_modules_prepare_imports_not_the_harness(tmp_path, monkeypatch):
+    package = tmp_path / "pkg" / "challenges"  # a copy of the framework and library, to edit
+    shutil.copytree(PACKAGE_ROOT / "lib", package / "lib", ignore=shutil.ignore_patterns("__pycache__"))
+    for module in PACKAGE_ROOT.glob("*.py"):
+        shutil.copy(module, package / module.name)
+    monkeypatch.setattr("challenges.data.PACKAGE_ROOT", package)
+    folder = write_challenge(tmp_path / "c", prepare="""\
+        from challenges.lib.tokens import write_meta
+
+        def prepare(ctx):
+            write_meta(ctx.data_dir, rows=1)
+        """)
+    challenge = load_challenge(folder)
+    assert {p.relative_to(package).as_posix() for p in imported_package_files(folder / "prepare.py")} == {
+        "__init__.py", "api.py", "atomic.py", "lib/__init__.py", "lib/tokens.py"}
+    key = fingerprint(challenge)
+    with open(package / "harness.py", "a") as handle:
+        handle.write("# edited\n")
+    assert fingerprint(challenge) == key  # the harness is not what the data depends on
+    with open(package / "lib" / "tokens.py", "a") as handle:
+        handle.write("# edited\n")
+    assert fingerprint(challenge) != key

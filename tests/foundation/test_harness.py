@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 
 import psutil
 import pytest
@@ -75,6 +76,37 @@ def test_hanging_scorer_and_its_children_are_stopped_at_the_timeout(setup, tmp_p
     assert record.timed_out and not record.ok and "time limit" in record.error
     child = int((tmp_path / "child.pid").read_text())
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_partial_score_survives_the_time_limit(setup):
+    challenge, artifact, ctx, evals = setup("""\
+        import time
+        from challenges import Score
+
+        def score(submission, ctx):
+            ctx.report_partial(Score(0.5, {"bleu": 12.0, "compile_rate": "not checked: stopped"}))
+            time.sleep(600)  # the slow part (compiling every item) never finishes
+        """)
+    record = evaluate(challenge, artifact, ctx, evals, timeout_s=3)
+    assert record.ok and record.score == 0.5 and record.timed_out and record.error == ""
+    assert record.details["bleu"] == 12.0 and "time limit of 3s" in record.details["partial"]
+    assert json.loads((evals / f"{record.id}.json").read_text())["score"] == 0.5
+
+
+def test_a_finished_scorer_replaces_its_partial_score_and_a_crash_discards_it(setup):
+    challenge, artifact, ctx, evals = setup("""\
+        from challenges import Score
+
+        def score(submission, ctx):
+            ctx.report_partial(Score(0.5))
+            if ctx.preset == "smoke":
+                return Score(0.9, {"complete": True})
+            raise RuntimeError("compiler crashed")
+        """)
+    finished = evaluate(challenge, artifact, ctx, evals)
+    assert finished.ok and finished.score == 0.9 and "partial" not in finished.details
+    crashed = evaluate(challenge, artifact, replace(ctx, preset="full"), evals)
+    assert not crashed.ok and "compiler crashed" in crashed.error  # an explicit failure is not rescued
 
 
 def test_flooding_scorer_keeps_a_capped_log_and_its_score(setup):

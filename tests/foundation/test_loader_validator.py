@@ -7,7 +7,7 @@ import pytest
 from challenges.api import ChallengeError
 from challenges.loader import challenge_folders, load_challenge
 from challenges.validator import validate
-from tests.foundation.helpers import copy_minipile, write_challenge
+from tests.foundation.helpers import TOML, copy_minipile, write_challenge
 
 
 def test_minipile_is_valid_and_complete():
@@ -106,3 +106,35 @@ def test_invalid_folder_cannot_be_loaded(tmp_path):
     with pytest.raises(ChallengeError) as info:
         load_challenge(folder)
     assert "scorer.py" in info.value.message and "validate" in info.value.hint
+
+
+@pytest.mark.parametrize("name", ["house-price", "spaceship-titanic", "my_task", "MNIST2", "9lives"])
+def test_names_with_letters_digits_hyphens_and_underscores_are_valid(tmp_path, name):
+    folder = write_challenge(tmp_path, name=name)
+    assert validate(folder)[1] == []
+    assert load_challenge(folder).name == name
+
+
+@pytest.mark.parametrize("name", ["house price", "-leading", "a/b", "naïve"])
+def test_names_that_are_not_folder_and_url_safe_are_refused(tmp_path, name):
+    folder = tmp_path / "x"
+    folder.mkdir()
+    write_challenge(tmp_path / "y", name="ok")
+    for file in (tmp_path / "y" / "ok").iterdir():
+        (folder / file.name).write_text(file.read_text().replace('name = "ok"', f'name = "{name}"'))
+    assert any("challenge.toml name: '" in p and "is not a valid challenge name" in p for p in problems_of(folder))
+
+
+def test_a_preset_without_score_minutes_reserves_a_share_of_its_own_length(tmp_path):
+    toml = TOML.format(name="short").replace("score_minutes = 0.5\n", "")  # hours = 0.05: three minutes
+    challenge = load_challenge(write_challenge(tmp_path, name="short", toml=toml))
+    smoke = challenge.presets["smoke"]
+    assert smoke.score_minutes == pytest.approx(0.75)  # a quarter of 3 minutes, not the 10-minute default
+    assert smoke.budget_s >= smoke.min_budget_s
+
+
+def test_a_preset_too_short_for_its_own_scoring_reserve_is_flagged(tmp_path):
+    toml = TOML.format(name="tight").replace("score_minutes = 0.5", "score_minutes = 2")  # 3 minutes, 2 for scoring
+    problems = problems_of(write_challenge(tmp_path, name="tight", toml=toml))
+    assert any(p.startswith("challenge.toml [presets.smoke].hours:") and "too short for its own scoring reserve"
+               in p and "raise hours to at least 0.0667" in p for p in problems), problems

@@ -1,4 +1,4 @@
-"""MiniPile's hub presets on small local data (the hub is the one thing replaced), and the recipe's sizing."""
+"""MiniPile's recipe: its sizing and schedule (its hub presets are prepared in tests/challenges/test_hub_presets.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,13 @@ import math
 import shutil
 import subprocess
 import sys
-from itertools import islice
 
-import datasets
 import pytest
 
-from challenges._score_runner import load_module
-from challenges.corpus import stdlib_docstrings
 from challenges.data import prepare_data
-from challenges.lm_eval_scoring import evaluate_tasks, mean_primary_metric
-from challenges.loader import load_challenge
-from challenges.superglue import FULL_TASKS, HUB_SUBSETS
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lib.superglue import FULL_TASKS
+from challenges.loader import load_challenge, load_module
 
 RECIPE = load_challenge("minipile").directory / "baseline" / "train.py"
 
@@ -25,28 +21,6 @@ RECIPE = load_challenge("minipile").directory / "baseline" / "train.py"
 @pytest.fixture(scope="module")
 def recipe():
     return load_module(RECIPE, "minipile_recipe_for_tests")
-
-
-def test_mini_preset_prepares_minipile_through_the_hub_loader(monkeypatch):
-    texts = list(islice(stdlib_docstrings(), 400))
-    local = datasets.DatasetDict({
-        "train": datasets.Dataset.from_dict({"text": texts[:360]}),
-        "validation": datasets.Dataset.from_dict({"text": texts[360:]}),
-    })
-    asked = []
-
-    def fake_hub(dataset_id, name=None, **kwargs):
-        asked.append((dataset_id, name))
-        return local if dataset_id == "JeanKaddour/minipile" else None
-
-    monkeypatch.setattr("challenges.hub.load_hub_dataset", fake_hub)
-    data = prepare_data(load_challenge("minipile"), "mini")
-    meta = json.loads((data.data_dir / "meta.json").read_text())
-    assert meta["dataset"] == "JeanKaddour/minipile" and meta["max_params"] == 30_000_000
-    assert meta["tokens"]["train"] > meta["tokens"]["validation"] > 0
-    assert (data.data_dir / "train.bin").stat().st_size == 2 * meta["tokens"]["train"]
-    # The SuperGLUE validation sets are fetched at prepare time, so scoring needs no network.
-    assert asked == [("JeanKaddour/minipile", None)] + [("aps/super_glue", s) for s in HUB_SUBSETS]
 
 
 def test_model_size_follows_the_budget(recipe):

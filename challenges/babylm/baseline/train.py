@@ -6,7 +6,7 @@
 import os
 import sys
 
-from challenges.pretraining import gpt2_recipe
+from challenges.lib.recipe_io import gpt2_recipe
 
 if __name__ == "__main__":
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads: on a shared CPU, idle threads yield

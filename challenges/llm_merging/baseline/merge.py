@@ -22,7 +22,7 @@ import torch  # noqa: E402
 from safetensors import safe_open  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
-from challenges.recipe_io import publishing, recipe_parser  # noqa: E402
+from challenges.lib.recipe_io import publishing, recipe_parser  # noqa: E402
 
 log = logging.getLogger("llm_merging.baseline")
 

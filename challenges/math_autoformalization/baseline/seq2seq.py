@@ -21,10 +21,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # on a shared CPU, idle Ope
 
 import torch  # noqa: E402
 
-from challenges.finetune import train_until, trainable_state  # noqa: E402
-from challenges.generation import generate_texts  # noqa: E402
-from challenges.lm_tasks import write_jsonl  # noqa: E402
-from challenges.recipe_io import publishing, recipe_parser  # noqa: E402
+from challenges.lib.finetune import train_until, trainable_state  # noqa: E402
+from challenges.lib.generation import generate_texts  # noqa: E402
+from challenges.lib.lm_tasks import write_jsonl  # noqa: E402
+from challenges.lib.recipe_io import publishing, recipe_parser  # noqa: E402
 
 log = logging.getLogger("math_autoformalization.baseline")
 PREFIX = "Lean 4: "

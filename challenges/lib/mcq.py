@@ -1,8 +1,9 @@
 """Multiple-choice benchmarks through lm-eval: MMLU, BLiMP and CosmosQA.
 
-Full presets run lm-eval's own `mmlu` and `blimp` tasks from the hub; CosmosQA (no lm-eval task) runs as a
-local task over validation items prefetched at prepare time. Smoke presets run local tasks over items
-generated here in the same formats and prompts. Every case goes through `lm_eval.simple_evaluate`.
+Full presets run lm-eval's own `mmlu` and `blimp` tasks (their datasets fetched at prepare time with
+`lm_eval_scoring.prefetch_tasks`); CosmosQA (no lm-eval task) runs as a local task over the items of MLRB's
+`AlgorithmicResearchGroup/llm_merging` set (`input`, `answer_choices`, `label`). Smoke presets run local tasks
+over items generated here in the same formats and prompts. Every case goes through `lm_eval.simple_evaluate`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from challenges.api import ScoreContext
-from challenges.lm_eval_scoring import evaluate_tasks, mean_primary_metric
-from challenges.lm_tasks import write_jsonl, write_task_yaml
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lib.lm_tasks import write_jsonl, write_task_yaml
 
 HUB_TASKS = {"mmlu": "mmlu", "blimp": "blimp"}
-COSMOSQA_HUB = ("allenai/cosmos_qa", "validation")
 LETTERS = ["A", "B", "C", "D"]
 
 # lm-eval's prompts for these tasks, so that a model sees the same text offline as on the hub tasks.
@@ -30,11 +30,8 @@ PROMPTS: dict[str, dict[str, Any]] = {
         "doc_to_target": "answer",
     },
     "blimp": {"doc_to_text": "", "doc_to_choice": "{{[sentence_good, sentence_bad]}}", "doc_to_target": 0},
-    "cosmosqa": {
-        "doc_to_text": "{{context}}\nQuestion: {{question}}\nAnswer:",
-        "doc_to_choice": "{{[answer0, answer1, answer2, answer3]}}",
-        "doc_to_target": "label",
-    },
+    # MLRB's CosmosQA items carry their prompt in `input` and the options in `answer_choices`.
+    "cosmosqa": {"doc_to_text": "{{input}}", "doc_to_choice": "{{answer_choices}}", "doc_to_target": "label"},
 }
 
 NAMES = ["Ada", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana"]
@@ -57,21 +54,6 @@ def smoke_items(benchmark: str, count: int = 80, seed: int = 7) -> dict[str, lis
 def write_smoke_items(private_dir: Path, benchmark: str, count: int = 80) -> None:
     for task, items in smoke_items(benchmark, count).items():
         write_jsonl(Path(private_dir) / benchmark / f"{task}.jsonl", items)
-
-
-def prefetch(private_dir: Path, benchmark: str, limit: int = 2000) -> None:
-    """At prepare time: CosmosQA's validation items into private_dir; the lm-eval hub sets into the cache."""
-    from challenges.hub import load_hub_dataset
-
-    if benchmark == "cosmosqa":
-        rows = load_hub_dataset(COSMOSQA_HUB[0], split=COSMOSQA_HUB[1])
-        keep = ("context", "question", "answer0", "answer1", "answer2", "answer3", "label")
-        items = ({k: row[k] for k in keep} for row in rows.select(range(min(limit, len(rows)))))
-        write_jsonl(Path(private_dir) / "cosmosqa" / "cosmosqa.jsonl", items)
-    elif benchmark == "mmlu":
-        load_hub_dataset("cais/mmlu", "all")
-    elif benchmark == "blimp":
-        load_hub_dataset("nyu-mll/blimp", "anaphor_gender_agreement")  # one subset checks access; lm-eval loads all
 
 
 def score_benchmark(model_dir: Path, ctx: ScoreContext, benchmark: str) -> tuple[float, dict[str, float]]:
@@ -133,11 +115,12 @@ def _blimp_determiner(rng: random.Random) -> dict[str, Any]:
 
 
 def _cosmosqa(rng: random.Random) -> dict[str, Any]:
+    """An item in MLRB's CosmosQA format: the prompt in `input`, the options, the right one's index and text."""
     name, color = rng.choice(NAMES), rng.choice(COLORS)
     context = f"{name} painted the fence {color} on Sunday. It took the whole afternoon."
     others = [c for c in COLORS if c != color]
     options = [f"It is {color}.", *(f"It is {c}." for c in others)]
-    order = list(range(4))
-    rng.shuffle(order)
-    answers = {f"answer{i}": options[j] for i, j in enumerate(order)}
-    return {"context": context, "question": "What color is the fence now?", **answers, "label": order.index(0)}
+    rng.shuffle(options)
+    label = options.index(f"It is {color}.")
+    return {"input": f"{context}\nQuestion: What color is the fence now?\nAnswer:", "target": options[label],
+            "answer_choices": options, "label": label}

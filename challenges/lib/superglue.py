@@ -11,13 +11,11 @@ import random
 from pathlib import Path
 
 from challenges.api import Score, ScoreContext
-from challenges.lm_eval_scoring import evaluate_tasks, mean_primary_metric
-from challenges.lm_tasks import write_task_yaml
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lib.lm_tasks import write_task_yaml
 
 FULL_TASKS = ["super-glue-lm-eval-v1"]
 SMOKE_TASKS = ["smoke_boolq", "smoke_cb", "smoke_copa"]
-HUB_DATASET = "aps/super_glue"
-HUB_SUBSETS = ["boolq", "cb", "copa", "multirc", "record", "rte", "wic", "wsc.fixed"]
 
 NAMES = ["Ada", "Ben", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lena"]
 THINGS = ["apples", "books", "coins", "lamps", "maps", "pens", "shells", "stones", "tickets", "cups"]
@@ -72,14 +70,6 @@ def write_smoke_task_yaml(private_dir: Path, task_dir: Path) -> Path:
         data_file = Path(private_dir) / "superglue_smoke" / f"{task}.jsonl"
         write_task_yaml(task_dir, task, data_file, prompt, tag="superglue-smoke")
     return task_dir
-
-
-def prefetch_hub_tasks() -> None:
-    """Download the SuperGLUE sets once at prepare time, so scoring needs no network."""
-    from challenges.hub import load_hub_dataset
-
-    for subset in HUB_SUBSETS:
-        load_hub_dataset(HUB_DATASET, subset)  # all splits: lm-eval loads the dataset whole
 
 
 def score_superglue(model_dir: Path, ctx: ScoreContext) -> Score:

@@ -1,4 +1,5 @@
-"""What every baseline recipe shares: its three arguments, and publishing its output all at once."""
+"""What baseline recipes share: their three arguments, publishing their output all at once, and the GPT-2
+pretraining recipe that several challenges reuse."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
+
+GPT2_RECIPE = Path(__file__).resolve().parents[1] / "minipile" / "baseline" / "train.py"
 
 
 def recipe_parser(doc: str) -> argparse.ArgumentParser:
@@ -30,3 +34,10 @@ def publishing(out: Path) -> Iterator[Path]:
     yield staging
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
+
+
+def gpt2_recipe() -> ModuleType:
+    """MiniPile's GPT-2 pretraining recipe, which BabyLM's and Edge LLM training's baselines reuse."""
+    from challenges.loader import load_module
+
+    return load_module(GPT2_RECIPE, "gpt2_pretraining_recipe")

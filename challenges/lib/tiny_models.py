@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from itertools import islice
 from pathlib import Path
 
-from challenges.corpus import stdlib_docstrings
-from challenges.tokens import train_tokenizer
+from challenges.lib.corpus import stdlib_docstrings
+from challenges.lib.tokens import train_tokenizer
 
 SMOKE_VOCAB = 2048
 SMOKE_CONTEXT = 512

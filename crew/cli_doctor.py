@@ -1,0 +1,48 @@
+"""`research-crew doctor CHALLENGE [--preset P]`: can this machine run it? A table of verdicts and fixes."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from challenges.api import ChallengeError
+from challenges.loader import load_challenge
+from crew.console import fail, out
+from crew.doctor import FAIL, failures, run_checks
+
+STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(doctor)
+
+
+def doctor(
+    challenge: Annotated[str, typer.Argument(help="challenge name (see `challenges list`) or folder")],
+    preset: Annotated[str, typer.Option(help="full, mini or smoke")] = "full",
+    model: Annotated[str | None, typer.Option(help="the model spec a run would use (default: as `run` picks)")] = None,
+) -> None:
+    """Check GPU, disk, hub access (datasets, models, lm-eval tasks), tools, sandbox and model API for a preset."""
+    try:
+        found = load_challenge(challenge)
+        chosen = found.preset(preset)
+    except ChallengeError as error:
+        fail(error)
+    checks = run_checks(found, chosen, model_spec=model)
+    title = (f"{found.name}, {chosen.name} preset: {chosen.hours:g} h, {chosen.gpus} GPU(s) of "
+             f"{chosen.gpu_memory_gb:g} GB, disk {chosen.disk_gb:g} GB, download {chosen.download_gb:g} GB")
+    table = Table("check", "verdict", "found", "fix", title=title, title_justify="left")
+    for check in checks:
+        table.add_row(escape(check.name), f"[{STYLE[check.verdict]}]{check.verdict}[/]", escape(check.detail),
+                      escape(check.fix))
+    out.print(table)
+    failed = failures(checks)
+    if failed:
+        out.print(f"[{STYLE[FAIL]}]{len(failed)} check(s) failed[/]: "
+                  f"{escape(', '.join(c.name for c in failed))}", highlight=False)
+        raise typer.Exit(1)
+    warnings = [c.name for c in checks if c.verdict == "warn"]
+    out.print("[green]no check failed[/]" + (f"; warnings: {escape(', '.join(warnings))}" if warnings else ""))

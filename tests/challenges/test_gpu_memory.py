@@ -1,0 +1,79 @@
+"""Jobs see at most the preset's GPU memory: the start-up hook every Python job imports, checked on the CPU.
+
+No GPU here: the hook's registration with torch is checked in a real Python process (it queues its call for
+CUDA's initialisation), and the cap itself on a stand-in for torch.cuda that records what it is told, with
+the memory of an 80 GB card.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from challenges import gpu_memory
+from challenges.gpu_memory import sitecustomize
+
+GIB = 1 << 30
+
+
+class _Cuda:
+    """torch.cuda as an 80 GB card shows it; records the fractions set."""
+
+    def __init__(self, cards: list[int]) -> None:
+        self.cards, self.fractions = cards, {}
+
+    def device_count(self) -> int:
+        return len(self.cards)
+
+    def get_device_properties(self, device: int):
+        return type("Properties", (), {"total_memory": self.cards[device]})()
+
+    def set_per_process_memory_fraction(self, fraction: float, device: int) -> None:
+        assert 0 < fraction <= 1, fraction  # torch refuses anything else
+        self.fractions[device] = fraction
+
+
+def test_an_80_gb_card_is_capped_at_the_presets_40():
+    cuda = _Cuda([80 * GIB, 80 * GIB])
+    capped = sitecustomize.apply_cap(type("Torch", (), {"cuda": cuda})(), 40)
+    assert capped == [(0, 0.5), (1, 0.5)] and cuda.fractions == {0: 0.5, 1: 0.5}
+
+
+def test_a_card_no_larger_than_the_preset_is_left_alone():
+    cuda = _Cuda([40 * GIB])
+    assert sitecustomize.apply_cap(type("Torch", (), {"cuda": cuda})(), 40) == [] and cuda.fractions == {}
+    assert gpu_memory.memory_fraction(40 * GIB, 80 * GIB) == 0.5 and gpu_memory.memory_fraction(80, 40) is None
+
+
+def test_a_job_started_with_the_environment_registers_the_cap_when_torch_loads(tmp_path):
+    env = {**os.environ, **gpu_memory.job_environment(40, {"PYTHONPATH": "/somewhere"})}
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(gpu_memory.HOOK_DIR), "/somewhere"]
+    code = ("import sys, torch\n"
+            "print([type(f).__name__ for f in sys.meta_path].count('_AfterTorchCuda'))\n"
+            "print(sum('_AfterTorchCuda' in c[0].__qualname__ for c in torch.cuda._queued_calls))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path).stdout.split()
+    assert out == ["1", "1"]  # installed once, and queued for CUDA's lazy initialisation
+
+
+def test_without_the_variable_nothing_is_installed(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(gpu_memory.HOOK_DIR)}
+    env.pop(gpu_memory.VARIABLE, None)
+    code = "import sys; print(any(type(f).__name__ == '_AfterTorchCuda' for f in sys.meta_path))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path).stdout.strip()
+    assert out == "False"
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_an_allocation_past_the_preset_fails(tmp_path):
+    env = {**os.environ, **gpu_memory.job_environment(1)}  # a 1 GiB "card"
+    code = ("import torch\n"
+            "torch.empty(512 << 20, dtype=torch.uint8, device='cuda')\n"
+            "try:\n    torch.empty(2 << 30, dtype=torch.uint8, device='cuda')\nexcept torch.OutOfMemoryError:\n"
+            "    print('capped')\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "capped", out.stderr[-2000:]

@@ -1,5 +1,6 @@
-"""A replay-driven crew on the real MiniPile smoke preset: the scout searches, the engineer writes a
-training script, runs it as a job, polls it, evaluates the model; the supervisor submits."""
+"""A scripted crew on the real MiniPile smoke preset, through the command line, our Anthropic client and the
+official SDK against the protocol-exact API server: the scout searches, the engineer writes a training
+script, runs it as a job, polls it, evaluates the model; the supervisor submits."""
 
 from __future__ import annotations
 
@@ -11,15 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.crew.helpers import API_MODEL
+
 SCRIPT = Path(__file__).parents[1] / "fixtures" / "crew" / "minipile_smoke.yaml"
 
 
 @pytest.mark.slow
-def test_replayed_crew_trains_evaluates_and_submits_minipile(tmp_path, monkeypatch):
+def test_scripted_crew_trains_evaluates_and_submits_minipile(tmp_path, monkeypatch, api_server):
     monkeypatch.setenv("RESEARCH_CREW_MEMORY_DIR", str(tmp_path / "memory"))
+    api_server(SCRIPT)  # ANTHROPIC_BASE_URL and the key now lead to it; the CLI inherits them
     run_dir = tmp_path / "run"
     proc = subprocess.run([shutil.which("research-crew"), "run", "minipile", "--preset", "smoke", "--model",
-                           f"replay:{SCRIPT}", "--budget", "5m", "--run-dir", str(run_dir)],
+                           API_MODEL, "--budget", "5m", "--run-dir", str(run_dir)],
                           capture_output=True, text=True, timeout=400)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads((run_dir / "result.json").read_text())

@@ -1,15 +1,17 @@
-"""The crew on replayed models: the happy path, every replayed fault, and replaying a trace."""
+"""The crew on scripted models: through the protocol-exact API server (tests/apiserver) for what the model
+does, through `replay:` for fast retries of API faults and for replaying a run's trace."""
 
 from __future__ import annotations
 
 import json
 
-from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, EXIT_NO_SUBMISSION
+from crew.errors import EXIT_DONE, EXIT_INTERRUPTED
 from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, call, kinds, run_crew
 
 
 def test_replayed_crew_submits_the_harness_score_and_traces_every_step(tmp_path, monkeypatch):
-    code, run, result, events = run_crew(tmp_path, monkeypatch, {"supervisor": SUPERVISOR_OK, "engineer": ENGINEER_OK})
+    code, run, result, events = run_crew(tmp_path, monkeypatch,
+                                         {"supervisor": SUPERVISOR_OK, "engineer": ENGINEER_OK})
     assert code == EXIT_DONE
     assert result["status"] == "submitted" and result["score"] == 0.75
     assert result["submission"]["evaluation"] == "eval-0001" and result["steps"] == 5
@@ -23,24 +25,28 @@ def test_replayed_crew_submits_the_harness_score_and_traces_every_step(tmp_path,
     assert state["step"] == 5 and "supervisor" in state["contexts"]
 
 
-def test_malformed_unknown_and_raising_tool_calls_become_observations(tmp_path, monkeypatch):
+def test_malformed_unknown_and_raising_tool_calls_become_observations(tmp_path, monkeypatch, api_server):
     engineer = [
         {"tool_calls": [{"name": "write_file", "arguments": '{"path": "answer.txt", "content": '}]},
         call("launch_rockets", count=3),
         *ENGINEER_OK,
     ]
-    code, _, result, events = run_crew(tmp_path, monkeypatch, {"supervisor": SUPERVISOR_OK, "engineer": engineer})
+    server = api_server({"supervisor": SUPERVISOR_OK, "engineer": engineer})
+    # OpenAI's API can return arguments that are not JSON (Anthropic's always returns an object).
+    code, _, result, events = run_crew(tmp_path, monkeypatch, None, server=server,
+                                       model=f"openai:gpt-4.1-2025-04-14@{server.openai_base_url}")
     assert code == EXIT_DONE and result["status"] == "submitted"  # the engineer corrected itself
     malformed, unknown = [e["results"][0] for e in kinds(events, "tool_results") if e["agent"] == "engineer"][:2]
     assert malformed["is_error"] and "Error" in malformed["content"]
     assert unknown["is_error"] and "launch_rockets" in unknown["content"]
 
 
-def test_a_tool_that_raises_is_an_error_observation(tmp_path, monkeypatch):
+def test_a_tool_that_raises_is_an_error_observation(tmp_path, monkeypatch, api_server):
     engineer = [call("write_file", path="answer.txt", content="0.75"), call("evaluate", artifact_path="answer.txt"),
                 call("record_outcome", hypothesis_id="h-does-not-exist", evaluation_id="eval-0001"),
                 *ENGINEER_OK[2:]]
-    code, _, _, events = run_crew(tmp_path, monkeypatch, {"supervisor": SUPERVISOR_OK, "engineer": engineer})
+    code, _, _, events = run_crew(tmp_path, monkeypatch, None,
+                                   server=api_server({"supervisor": SUPERVISOR_OK, "engineer": engineer}))
     assert code == EXIT_DONE
     raised = [e["results"][0] for e in kinds(events, "tool_results") if e["results"][0]["name"] == "record_outcome"]
     assert raised[0]["is_error"] and "h-does-not-exist" in raised[0]["content"]
@@ -62,14 +68,15 @@ def test_an_outage_ends_the_run_interrupted_and_resumable(tmp_path, monkeypatch)
     assert (run.root / "report.md").is_file()
 
 
-def test_a_number_with_no_record_behind_it_is_flagged(tmp_path, monkeypatch):
+def test_a_number_with_no_record_behind_it_is_flagged(tmp_path, monkeypatch, api_server):
     supervisor = [
         call("delegate", "Last time we reached a score of 0.93, so this is easy.", role="engineer",
              subtask="Write 0.75 to answer.txt and evaluate it.", minutes=1),
         call("submit", "The engineer's evaluation gave 0.75, which I submit.", evaluation_id="eval-0001",
              rationale="verified"),
     ]
-    code, run, result, events = run_crew(tmp_path, monkeypatch, {"supervisor": supervisor, "engineer": ENGINEER_OK})
+    code, run, result, events = run_crew(tmp_path, monkeypatch, None,
+                                         server=api_server({"supervisor": supervisor, "engineer": ENGINEER_OK}))
     assert code == EXIT_DONE
     flagged = kinds(events, "unverified_claim")
     assert [f["value"] for f in flagged] == ["0.93"]  # 0.75 has a record behind it
@@ -77,12 +84,14 @@ def test_a_number_with_no_record_behind_it_is_flagged(tmp_path, monkeypatch):
     assert "0.93" in (run.root / "report.md").read_text()
 
 
-def test_a_repeating_worker_is_stopped_asked_for_its_report_and_the_supervisor_told(tmp_path, monkeypatch):
+def test_a_repeating_worker_is_stopped_asked_for_its_report_and_the_supervisor_told(tmp_path, monkeypatch, api_server):
     engineer = [call("run_bash", command="echo same", timeout_s=10)] * 3 + [
         call("report", changed="nothing", commands="echo same", evaluations=[], learned="it echoes", proposes="stop")]
     supervisor = [call("delegate", role="engineer", subtask="Look around.", minutes=1), {"text": "Nothing to do."}]
-    code, run, result, events = run_crew(tmp_path, monkeypatch, {"supervisor": supervisor, "engineer": engineer})
-    assert code == EXIT_NO_SUBMISSION and result["status"] == "no_submission"
+    # The script ends after the supervisor has read the report: the run then stops resumable, unsubmitted.
+    server = api_server({"supervisor": supervisor, "engineer": engineer}, allow_script_problems=True)
+    code, run, result, events = run_crew(tmp_path, monkeypatch, None, server=server)
+    assert code == EXIT_INTERRUPTED and result["status"] == "no_submission"
     stopped = kinds(events, "worker_stopped")
     assert stopped and "repeated the same actions" in stopped[0]["reason"]
     engineer_calls = [e for e in kinds(events, "model_response") if e["agent"] == "engineer"]

@@ -50,6 +50,8 @@ class Evaluation:
     started_at: str = ""
     duration_s: float = 0.0
     frozen: str = ""  # evaluations/<id>.frozen/<name>: a read-only copy made before scoring
+    # What the crew knows of it as an experiment: hypothesis, parent, kind, commit, job, command, lesson.
+    experiment: dict[str, Any] = field(default_factory=dict)
 
     @property
     def submission_path(self) -> Path:

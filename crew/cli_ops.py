@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
     app.command()(status)
     app.command()(runs)
     app.command()(report)
+    app.command()(experiments)
     from crew.bench.cli import bench
 
     app.command()(bench)
@@ -33,6 +34,20 @@ def status(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
 
     _require_run(run_dir)
     out.print(render_panel(read_snapshot(run_dir)))
+
+
+def experiments(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+    """The run's experiment table: every evaluation with its kind, parent, score, commit, hypothesis and lesson."""
+    from challenges.harness import load_evaluations
+
+    _require_run(run_dir)
+    table = Table("id", "kind", "parent", "score", "commit", "job", "hypothesis", "lesson", title=str(run_dir))
+    for r in load_evaluations(run_dir / "evaluations"):
+        e = r.experiment
+        score = f"{r.score:.4f}" if r.ok else f"failed: {r.error[:40]}"
+        table.add_row(r.id, e.get("kind", ""), e.get("parent") or "", score, (e.get("commit") or "")[:10],
+                      e.get("job") or "", e.get("hypothesis", ""), e.get("lesson", ""))
+    out.print(table)
 
 
 def runs(folder: Annotated[Path | None, typer.Argument(help="where to look; default: runs/ "

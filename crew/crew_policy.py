@@ -117,8 +117,12 @@ class CrewPolicy:
         """What earlier runs on this challenge tried and how it scored, for the supervisor's briefing."""
         if self.memory is None:
             return ""
-        try:
-            hits = self.memory.recall(f"{self.challenge.title}: {self.challenge.metric.name}", k=MEMORIES_K)
+        query = f"{self.challenge.title}: {self.challenge.metric.name} experiment lesson"
+        earlier = {"challenge": self.challenge.name}
+        try:  # hypotheses with their outcomes, and the lessons of earlier runs' experiments
+            hits = [*self.memory.recall(query, k=MEMORIES_K),
+                    *[h for h in self.memory.search_log(query, k=MEMORIES_K, filters=earlier)
+                      if h.entry.run_id != self.run.run_id]]
         except Exception as err:  # noqa: BLE001 - memory is a help, never a reason to stop a run
             log.warning("memory recall failed: %s", err)
             return ""

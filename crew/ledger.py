@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from challenges.harness import Evaluation, best_evaluation, frozen_intact, load_evaluations
 from challenges.spec import Challenge
+from checkpoints import atomic_write_json
 
 NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%?)")
 METRIC_WORDS = ("score", "accuracy", "acc", "superglue", "mmlu", "blimp", "bleu", "rouge", "metric", "result",
@@ -20,6 +22,18 @@ CLAUSE_END = re.compile(r"[;\n!?]|\.(?=\s|$)")
 class Claim:
     value: str
     context: str
+
+
+def experiment_row(r: Evaluation) -> str:
+    e = r.experiment
+    outcome = f"score {r.score:.4f}" if r.ok else f"FAILED: {r.error[:80]}"
+    link = f"{e.get('kind', 'draft')}" + (f" of {e['parent']}" if e.get("parent") else "")
+    text = f"- {r.id} [{link}] {outcome} ({Path(r.artifact).name})"
+    if e.get("hypothesis"):
+        text += f" — {e['hypothesis'][:100]}"
+    if e.get("lesson"):
+        text += f" — lesson: {e['lesson'][:120]}"
+    return text
 
 
 class Ledger:
@@ -47,16 +61,24 @@ class Ledger:
                 + (f"submitted {replacement.id} instead" if replacement else "no intact record to submit"))
         return replacement, note
 
-    def summary(self, last: int = 5) -> str:
+    def annotate(self, record: Evaluation, facts: dict[str, Any]) -> None:
+        """Add experiment facts (hypothesis, parent, commit, lesson, ...) to a record and save it again."""
+        record.experiment = {**record.experiment, **facts}
+        atomic_write_json(self.dir / f"{record.id}.json", asdict(record))
+
+    def summary(self, last: int = 8) -> str:
+        """The experiment table: the best, the latest and the failed count, each row with its parent link."""
         records = self.records()
         if not records:
             return "No evaluations yet."
         best = self.best()
-        lines = [f"{len(records)} evaluation(s); best: "
+        failed = [r for r in records if not r.ok]
+        lines = [f"{len(records)} experiment(s), {len(failed)} failed; best: "
                  + (f"{best.id} score {best.score:.4f}" if best else "none succeeded")]
-        for r in records[-last:]:
-            outcome = f"score {r.score:.4f}" if r.ok else f"failed: {r.error[:120]}"
-            lines.append(f"- {r.id}: {outcome} ({Path(r.artifact).name})")
+        shown = records[-last:]
+        if best is not None and best not in shown:
+            shown.insert(0, best)
+        lines += [experiment_row(r) for r in shown]
         return "\n".join(lines)
 
     def unverified_claims(self, text: str) -> list[Claim]:

@@ -33,6 +33,7 @@ from crew.sandboxing import check_sandbox, parse_choice, sandbox_line
 from crew.snapshots import load_snapshot
 from crew.specs import ModelSpec, default_spec, parse_spec
 from crew.trace import Trace
+from crew.workspace_git import init_repo
 from toolkit.paths import DATA_DIR
 from toolkit.toolkit import place_data
 
@@ -100,6 +101,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     if (challenge.directory / "baseline").is_dir():  # the task text points the agents at it
         shutil.copytree(challenge.directory / "baseline", run.workspace / "baseline",
                         ignore=shutil.ignore_patterns("__pycache__"))
+    init_repo(run.workspace)  # every evaluation commits the code behind it
     trace = Trace(run.trace)
     trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
                budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock,

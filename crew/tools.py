@@ -17,6 +17,7 @@ from crew.ledger import Ledger
 from crew.plan import Plan
 from crew.signals import Delegated, Reported, Submitted, Waiting
 from crew.trace import Trace
+from crew.workspace_git import commit_all
 from toolkit import Toolkit
 from toolkit.paths import PathRefused
 
@@ -85,28 +86,57 @@ class CrewTools:
             return f"(re-attached after a restart; not started twice)\n{self.toolkit.job_status(existing)}"
         return str(self.toolkit.start_job(command, name, timeout_s))
 
-    def evaluate(self, artifact_path: str) -> str:
+    def evaluate(self, artifact_path: str, hypothesis: str = "", parent: str = "",
+                 kind: Literal["draft", "debug", "improve"] = "draft", job_id: str = "") -> str:
         """Score an artifact (a file or folder in the workspace, e.g. a saved model folder) with the
-        challenge's scoring harness. The result is an evaluation record; only such records count as scores.
-        Takes as long as the scorer needs (minutes for language-model benchmarks)."""
+        challenge's scoring harness. Every evaluation is an experiment: say the hypothesis it tests, its
+        parent (the evaluation id it changes from, if any), its kind (draft: a new solution; debug: a fix of a
+        failed parent; improve: a change to a working parent) and the job that made it. The workspace's code
+        is committed first, so the record points at the exact code. Only such records count as scores. Takes
+        as long as the scorer needs (minutes for language-model benchmarks). Then add a lesson (note_lesson)."""
         try:
             artifact = self.toolkit.files.confine.resolve(artifact_path)
         except PathRefused as err:
             return f"Refused: {err}"
         if not artifact.exists():
             return f"'{artifact_path}' does not exist in the workspace."
+        if parent and self.ledger.get(parent) is None:
+            return f"No evaluation '{parent}' to be the parent. Known: {[r.id for r in self.ledger.records()]}"
         record = self._inflight_record(artifact)
         if record is None:
+            commit = commit_all(self.toolkit.workspace, f"before scoring {artifact_path}: {hypothesis or kind}")
             record = harness_evaluate(self.challenge, artifact, self.score_context, self.evaluations_dir,
                                       timeout_s=max(30.0, self.budget.deadline.time_left_s() - self.budget.final_s))
+            self.ledger.annotate(record, {"hypothesis": hypothesis, "parent": parent or None, "kind": kind,
+                                          "commit": commit, **self._job_facts(job_id)})
             self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
-                            error=record.error, artifact=record.artifact, duration_s=record.duration_s)
+                            error=record.error, artifact=record.artifact, duration_s=record.duration_s,
+                            experiment=record.experiment)
             self.budget.observe_evaluation(record.duration_s)
         if not record.ok:
             reasons = "; ".join(record.violations) or record.error
             return f"Evaluation {record.id} failed: {reasons}. Log: {record.log}"
         return (f"Evaluation {record.id}: {self.challenge.metric.name} = {record.score:.4f} "
                 f"({self.challenge.metric.direction} is better). Details: {record.details}")
+
+    def note_lesson(self, evaluation_id: str, lesson: str) -> str:
+        """Write the one-line lesson of an evaluated experiment (what its score teaches), for the experiment
+        table and for the memory later runs on this challenge start from."""
+        record = self.ledger.get(evaluation_id)
+        if record is None:
+            return f"No evaluation '{evaluation_id}' in the ledger."
+        self.ledger.annotate(record, {"lesson": lesson.strip()})
+        if self.memory is not None:
+            outcome = f"score {record.score:.4f}" if record.ok else f"failed ({record.error[:80]})"
+            hypothesis = record.experiment.get("hypothesis") or f"{record.experiment.get('kind', 'draft')} experiment"
+            self.memory.log_step(f"{record.id} ({hypothesis}): {outcome}. Lesson: {lesson.strip()}", agent="engineer")
+        return f"Lesson recorded for {record.id}."
+
+    def _job_facts(self, job_id: str) -> dict[str, Any]:
+        if not job_id or job_id not in self.job_ids():
+            return {"job": None}
+        status = self.toolkit.jobs.status(job_id)
+        return {"job": job_id, "command": status.record.command, "job_wall_s": round(status.runtime_s() or 0.0, 1)}
 
     def _inflight_record(self, artifact: Path):
         for record_id in list(self.inflight_evaluations):
@@ -216,7 +246,8 @@ class CrewTools:
             return [self.update_plan, self.delegate, self.submit, self.wait, self.recall]
         names = ENGINEER_TOOLKIT if role == "engineer" else SCOUT_TOOLKIT
         toolkit = [getattr(self.toolkit, name) for name in names]
-        own = ([self.start_job, self.wait_for_job, self.evaluate, self.propose_hypothesis, self.record_outcome]
+        own = ([self.start_job, self.wait_for_job, self.evaluate, self.note_lesson, self.propose_hypothesis,
+                self.record_outcome]
                if role == "engineer" else [self.recall])
         return [*toolkit, *own, self.report]
 

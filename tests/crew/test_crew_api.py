@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -114,3 +117,34 @@ def test_the_default_cost_cap_is_said_and_frozen_in_run_toml(tmp_path, monkeypat
     server = api_server({"supervisor": SUPERVISOR_OK, "engineer": ENGINEER_OK})
     _, run, _, _ = run_crew(tmp_path, monkeypatch, None, server=server, budget="30m")
     assert "max_cost_usd = 1.0" in run.run_toml.read_text()  # $2 per budget hour, at least $1
+
+
+def test_every_evaluation_is_an_experiment_with_its_code_parent_and_lesson(tmp_path, monkeypatch, api_server):
+    engineer = [call("write_file", path="answer.txt", content="0.5"),
+                call("evaluate", artifact_path="answer.txt", hypothesis="a first guess", kind="draft"),
+                call("note_lesson", evaluation_id="eval-0001", lesson="0.5 is a floor"),
+                call("write_file", path="answer.txt", content="0.75"),
+                call("evaluate", artifact_path="answer.txt", hypothesis="a larger number scores more",
+                     parent="eval-0001", kind="improve"),
+                call("report", changed="answer.txt", commands="", evaluations=["eval-0001", "eval-0002"],
+                     learned="bigger is better", proposes="submit eval-0002")]
+    supervisor = [SUPERVISOR_OK[0], call("submit", evaluation_id="eval-0002", rationale="best")]
+    server = api_server({"supervisor": supervisor, "engineer": engineer})
+    code, run, result, _ = run_crew(tmp_path, monkeypatch, None, server=server)
+    assert code == EXIT_DONE and result["score"] == 0.75
+    first, second = (json.loads((run.evaluations / f"eval-000{i}.json").read_text())["experiment"] for i in (1, 2))
+    assert first["kind"] == "draft" and first["lesson"] == "0.5 is a floor" and first["parent"] is None
+    assert second["kind"] == "improve" and second["parent"] == "eval-0001"
+    scored = subprocess.run(["git", "show", f"{first['commit']}:answer.txt"], cwd=run.workspace,
+                            capture_output=True, text=True, check=True).stdout
+    assert scored == "0.5" and first["commit"] != second["commit"]  # the exact code behind each score
+    briefing = server.requests("supervisor")[-1].last_user_text()
+    assert "eval-0002 [improve of eval-0001] score 0.7500" in briefing and "lesson: 0.5 is a floor" in briefing
+    table = subprocess.run([shutil.which("research-crew"), "experiments", str(run.root)], capture_output=True,
+                           text=True, env={**os.environ, "COLUMNS": "250"})
+    assert table.returncode == 0 and "improve" in table.stdout and "a larger number scores more" in table.stdout
+    # A second run on the same challenge starts from what the first one learnt.
+    again = api_server({"supervisor": [{"text": "Read."}]}, allow_script_problems=True)
+    run_crew(tmp_path, monkeypatch, None, server=again, name="second")
+    first_briefing = again.requests("supervisor")[0].last_user_text()
+    assert "Memories of earlier runs" in first_briefing and "0.5 is a floor" in first_briefing

@@ -38,7 +38,8 @@ class Document:
 
 
 def build_document(h: RunHistory, title: str, with_plots: bool = True) -> Document:
-    return Document(title, [_summary(h), _plan(h, with_plots), _evaluations(h, with_plots), _hypotheses(h),
+    return Document(title, [_summary(h), _plan(h, with_plots), _evaluations(h, with_plots), _curves(h, with_plots),
+                            _experiments(h), _hypotheses(h),
                             _usage(h, with_plots), _claims(h), _events(h), *_baseline_log(h)])
 
 
@@ -104,6 +105,38 @@ def _evaluations(h: RunHistory, with_plots: bool) -> Section:
         [p.id + (" (submitted)" if p.id == submitted else ""), _at(h, p.t), num(p.score), str(p.ok), _short(p.note)]
         for p in h.scores])))
     return section
+
+
+def _curves(h: RunHistory, with_plots: bool) -> Section:
+    if not h.curves:
+        return Section("Training curves", text="No job printed step and loss lines.")
+    rows = [[job_id, str(len(points)), f"{points[0][1]:.4g} at step {points[0][0]}",
+             f"{points[-1][1]:.4g} at step {points[-1][0]}"] for job_id, points in h.curves.items()]
+    return Section("Training curves", plot=("curves", plots.curves_png(h)) if with_plots else None,
+                   tables=[("", Table(["job", "points", "first loss", "last loss"], rows))])
+
+
+def _experiments(h: RunHistory) -> Section:
+    """The experiment tree: each evaluation under its parent, with its kind, score, hypothesis and lesson."""
+    if not h.scores:
+        return Section("Experiment tree", text="No experiment was evaluated.")
+    known = {p.id for p in h.scores}
+    children: dict[str | None, list] = {}
+    for p in h.scores:  # a parent that is no record of this run makes its child a root
+        parent = p.experiment.get("parent")
+        children.setdefault(parent if parent in known else None, []).append(p)
+    lines: list[str] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for p in children.get(parent, []):
+            outcome = num(p.score) if p.ok else "failed"
+            lesson = f" — lesson: {p.experiment['lesson']}" if p.experiment.get("lesson") else ""
+            lines.append(f"{'    ' * depth}- {p.id} [{p.experiment.get('kind', 'draft')}] {outcome}: "
+                         f"{p.experiment.get('hypothesis') or '(no hypothesis given)'}{lesson}")
+            walk(p.id, depth + 1)
+
+    walk(None, 0)
+    return Section("Experiment tree", code=lines)
 
 
 def _hypotheses(h: RunHistory) -> Section:

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from crew.reporting.curves import parse_curve
 from crew.reporting.jobs_view import JobView, read_jobs
 from crew.reporting.snapshot import RunSnapshot, read_json, read_snapshot
 from crew.trace import read_events
@@ -32,6 +33,7 @@ class ScorePoint:
     score: float | None
     ok: bool
     note: str = ""
+    experiment: dict[str, Any] = field(default_factory=dict)  # hypothesis, parent, kind, commit, lesson
 
 
 @dataclass
@@ -56,6 +58,7 @@ class RunHistory:
     usage_by_agent: dict[str, dict[str, float]] = field(default_factory=dict)
     plan: list[dict[str, Any]] = field(default_factory=list)
     claims: list[dict[str, Any]] = field(default_factory=list)
+    curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # job id -> (step, loss)
 
 
 def read_history(root: Path) -> RunHistory:
@@ -70,6 +73,8 @@ def read_history(root: Path) -> RunHistory:
     history.phases = _phases(events, start, end)
     history.subtasks = _subtasks(events, end)
     history.jobs = read_jobs(root / "jobs")
+    history.curves = {job.id: curve for job in history.jobs
+                      if len(curve := parse_curve(root / "jobs" / job.id / "log")) >= 2}
     history.scores = _scores(root / "evaluations")
     history.hypotheses = _hypotheses(events)
     history.usage_by_agent = _usage(events, read_json(root / "state" / "latest.json"))
@@ -110,7 +115,8 @@ def _scores(folder: Path) -> list[ScorePoint]:
             continue
         t = _epoch(record["started_at"]) + float(record.get("duration_s", 0.0)) if record.get("started_at") else 0.0
         points.append(ScorePoint(record["id"], t, record.get("score"), bool(record.get("ok")),
-                                 record.get("error") or "; ".join(record.get("violations", []))))
+                                 record.get("error") or "; ".join(record.get("violations", [])),
+                                 record.get("experiment") or {}))
     return points
 
 

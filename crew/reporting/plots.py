@@ -49,6 +49,18 @@ def timeline_png(h: RunHistory) -> bytes:
     return _png(fig)
 
 
+def curves_png(h: RunHistory) -> bytes:
+    """Each job's training loss against its steps, one line per job."""
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for job_id, points in h.curves.items():
+        ax.plot([s for s, _ in points], [loss for _, loss in points], label=f"job {job_id}", linewidth=1.2)
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    ax.set_title("Training curves (from the jobs' logs)")
+    ax.legend(loc="upper right", fontsize=8)
+    return _png(fig)
+
+
 def scores_png(h: RunHistory) -> bytes:
     """Every harness evaluation's score over time, the best so far, and the baseline policy's score."""
     fig, ax = plt.subplots(figsize=(9, 3.6))

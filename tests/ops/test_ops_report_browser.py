@@ -12,13 +12,16 @@ import pytest
 from tests.crew.helpers import SUPERVISOR_OK, call, run_crew
 from tests.ops.helpers import ARTIFACTS, chromium, invoke
 
-# The engineer proposes a hypothesis, tests it, records the outcome, and a second, worse try.
+# The engineer proposes a hypothesis, trains (a job that prints step and loss), evaluates, and a second,
+# worse try that improves on the first.
+TRAIN = "for i in $(seq 6); do echo progress: $i/6 loss 0.$((9 - i)); sleep 0.2; done; echo 0.75 > answer.txt"
 ENGINEER = [
     call("propose_hypothesis", statement="A larger constant scores higher", rationale="the scorer reads the number"),
-    call("write_file", path="answer.txt", content="0.75"),
-    call("evaluate", artifact_path="answer.txt"),
+    call("start_job", command=TRAIN, name="train"),
+    call("wait_for_job", job_id="001-train", until="exit", max_minutes=1),
+    call("evaluate", artifact_path="answer.txt", hypothesis="a larger constant", job_id="001-train"),
     call("write_file", path="worse.txt", content="0.25"),
-    call("evaluate", artifact_path="worse.txt"),
+    call("evaluate", artifact_path="worse.txt", hypothesis="a smaller one", parent="eval-0001", kind="improve"),
     call("report", changed="answer.txt, worse.txt", commands="none", evaluations=["eval-0001", "eval-0002"],
          learned="0.75 scores best", proposes="submit eval-0001"),
 ]
@@ -52,14 +55,17 @@ def reported_run(tmp_path_factory):
 def test_report_md_and_html_hold_every_section(reported_run):
     md = (reported_run / "report.md").read_text()
     for heading in ("## Summary", "## Plan against what happened", "## Evaluations (harness records)",
-                    "## Hypotheses and outcomes", "## Tokens and cost by agent", "## Unverified claims"):
+                    "## Training curves", "## Experiment tree", "## Hypotheses and outcomes",
+                    "## Tokens and cost by agent", "## Unverified claims"):
         assert heading in md
     assert "eval-0001 (submitted)" in md and "| eval-0002 |" in md
     assert "A larger constant scores higher" in md  # the hypothesis, from the trace
-    for plot in ("timeline", "scores", "usage"):
+    assert "- eval-0001 [draft] 0.7500: a larger constant" in md and "    - eval-0002 [improve]" in md  # the tree
+    assert "| 001-train | 6 |" in md  # the job's curve: six (step, loss) points
+    for plot in ("timeline", "scores", "curves", "usage"):
         assert (reported_run / "report_files" / f"{plot}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (reported_run / "report.html").read_text()
-    assert html.count('src="data:image/png;base64,') == 3
+    assert html.count('src="data:image/png;base64,') == 4
     # Self-contained: no reference to anything outside the file.
     assert not [ref for ref in re.findall(r'(?:src|href)="([^"]*)"', html) if not ref.startswith("data:")]
     assert "<script" not in html
@@ -80,8 +86,8 @@ def test_report_html_renders_in_headless_chromium_with_its_plots(reported_run, t
     console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert [line for line in console if "PROBE-ERROR" in line or "Uncaught" in line] == []
-    assert any("PROBE-LOADED images=3 decoded=3" in line for line in console), console
-    assert screenshot.stat().st_size > 50_000  # a page with three plots, not a blank one
+    assert any("PROBE-LOADED images=4 decoded=4" in line for line in console), console
+    assert screenshot.stat().st_size > 50_000  # a page with four plots, not a blank one
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     saved = ARTIFACTS / "report_screenshot.png"
     shutil.copy(screenshot, saved)

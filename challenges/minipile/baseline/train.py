@@ -357,8 +357,9 @@ class Optimizers:
 @torch.no_grad()
 def validation_loss(model: GPT, path: Path, seq_len: int, batch_size: int, device: str, deadline: float,
                     max_batches: int = 20) -> float | None:
-    """Mean loss on up to max_batches batches of the validation split; a split shorter than one batch is read
-    as fewer or shorter sequences. None when there is no split, no time or fewer than two tokens."""
+    """Mean loss on up to max_batches batches of the validation split, fewer when 10 s before the deadline;
+    a split shorter than one batch is read as fewer or shorter sequences. None when there is no split, no
+    time or fewer than two tokens."""
     if not path.is_file() or time.monotonic() > deadline - 10:
         return None
     tokens = np.memmap(path, dtype=np.uint16, mode="r") if path.stat().st_size else np.zeros(0, np.uint16)
@@ -369,6 +370,8 @@ def validation_loss(model: GPT, path: Path, seq_len: int, batch_size: int, devic
     model.eval()
     losses = []
     for index in range(min(max_batches, batches.windows // batches.batch_size)):
+        if losses and time.monotonic() > deadline - 10:  # leave the time to write the model folder
+            break
         batch = batches.batch(index).to(device)
         with torch.autocast(device, dtype=torch.bfloat16, enabled=device == "cuda"):
             losses.append(model(batch[:, :-1], batch[:, 1:]).item())

@@ -98,7 +98,7 @@ def test_muon_trains_the_block_matrices_and_resumes_exactly(recipe, tmp_path):
     def setup(seed: int):
         torch.manual_seed(seed)
         model = recipe.GPT(config)
-        return model, recipe.build_optimizer(model, "muon", 1e-3, "cpu")
+        return model, recipe.build_optimizer(model, "muon", 1e-3)
 
     def step(model, optimizer, batch) -> float:
         loss = model(batch[:, :-1], batch[:, 1:])

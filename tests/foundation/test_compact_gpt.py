@@ -164,3 +164,10 @@ def test_accumulated_micro_batches_give_the_full_batch_loss_curve(recipe, capsys
     assert summary["steps"] == 4 and summary["timed_steps"] == 4 - recipe.WARMUP_STEPS["cpu"]
     assert summary["tokens_per_s"] > 0 and math.isfinite(summary["validation_loss"])
     assert summary["epochs"] == pytest.approx(4 * 4 * 32 / meta["tokens"]["train"])
+
+
+def test_a_checkpoint_of_another_model_is_refused_with_the_fix(recipe, tiny_data, tmp_path):
+    TrainingCheckpointer(tmp_path / "model-checkpoints").save(torch.nn.Linear(2, 2), step=5)
+    with pytest.raises(SystemExit, match=r"cannot resume from .*step-000000005.*another --out"):
+        recipe.main(["--data", str(tiny_data), "--out", str(tmp_path / "model"), "--budget-s", "600",
+                     "--size", "2L-64d", "--max-steps", "2"])

@@ -241,7 +241,12 @@ def main(argv: list[str] | None = None) -> int:
 
     peak_lr = 6e-4 if size.n_embd >= 512 else 1e-3
     optimizer = build_optimizer(model, plan.get("optimizer", "adamw"), peak_lr)
-    state = ckpt.restore(model, optimizer) or {"step": 0, "trained_s": 0.0}
+    try:
+        state = ckpt.restore(model, optimizer) or {"step": 0, "trained_s": 0.0}
+    except (RuntimeError, KeyError, ValueError) as err:  # a checkpoint of another model or recipe version
+        why = " ".join(str(err).split())[:300]
+        raise SystemExit(f"cannot resume from {ckpt.latest()}: it does not fit this model ({why}); "
+                         f"start afresh with another --out or --checkpoint-dir") from err
     step, trained_s = state["step"], state["trained_s"]
     timed_steps, timed_s = state.get("timed_steps", 0), state.get("timed_s", 0.0)
     step_fn = torch.compile(model) if device == "cuda" and not args.no_compile else model

@@ -23,12 +23,29 @@ def recipe():
     return load_module(RECIPE, "minipile_recipe_for_tests")
 
 
-def test_model_size_follows_the_budget(recipe):
-    a100 = 312e12 * recipe.MFU_GUESS["cuda"]
-    assert recipe.choose_size(a100, 24 * 3600, None).name == "16L-1024d"
-    assert recipe.choose_size(a100, 8 * 3600, 30_000_000).name == "8L-512d"  # MLRB mini: ~30M GPT-2
-    assert recipe.choose_size(a100, 3600, None).params < recipe.choose_size(a100, 24 * 3600, None).params
+def test_model_size_follows_the_budget_and_the_corpus(recipe):
+    a100, minipile = 312e12 * recipe.MFU_GUESS["cuda"], 1.5e9
+
+    def size(hours: float, tokens: float | None, max_params: int | None = None):
+        return recipe.choose_size(a100, recipe.training_seconds(hours * 3600), max_params, tokens)
+
+    assert size(24, minipile).name == "16L-1024d"  # the full preset: about 4 epochs of MiniPile
+    assert size(8, minipile, 30_000_000).name == "8L-512d"  # MLRB mini: ~30M GPT-2
+    assert size(1, minipile).params < size(24, minipile).params
+    # Repeated data is worth less: the same compute on a smaller corpus buys a smaller model.
+    assert size(24, minipile).params < size(24, None).params
+    assert size(8, 0.3e9).params < size(8, minipile).params
     assert recipe.choose_size(1e9, 60, None) == recipe.SIZES[0]
+
+
+def test_scaling_law_counts_repeats_for_less_and_gives_chinchilla_without_them(recipe):
+    unique = 1e9
+    assert recipe.effective(0.5 * unique, unique, recipe.LAW["R_D"]) == 0.5 * unique
+    assert recipe.effective(4 * unique, unique, recipe.LAW["R_D"]) > 0.9 * 4 * unique  # 4 epochs: nearly fresh
+    assert recipe.effective(40 * unique, unique, recipe.LAW["R_D"]) < 0.5 * 40 * unique  # 40: much less
+    compute = 1e20
+    params = min((10 ** (7 + i / 100) for i in range(300)), key=lambda n: recipe.expected_loss(n, compute / (6 * n)))
+    assert compute / (6 * params) / params == pytest.approx(20, rel=0.1)  # tokens per parameter at the optimum
 
 
 def test_schedule_warms_up_then_decays(recipe):
@@ -39,21 +56,28 @@ def test_schedule_warms_up_then_decays(recipe):
 
 
 @pytest.mark.gpu
-def test_recipe_on_gpu_uses_bf16_compile_and_writes_a_model(tmp_path):
+@pytest.mark.parametrize("options", [[], ["--optimizer", "muon", "--loss-chunk", "1024", "--micro-batch-size", "8"]])
+def test_recipe_on_gpu_uses_bf16_compile_and_writes_a_model(tmp_path, options):
+    from transformers import AutoModelForCausalLM
+
     data = prepare_data(load_challenge("minipile"), "smoke")
     out = tmp_path / "model"
     proc = subprocess.run([sys.executable, str(RECIPE), "--data", str(data.data_dir), "--out", str(out),
-                           "--budget-s", "120", "--seq-len", "256"], capture_output=True, text=True, timeout=300)
+                           "--budget-s", "120", "--seq-len", "256", *options], capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "training_summary.json").read_text())
     assert "device cuda" in proc.stdout and summary["steps"] > 50 and math.isfinite(summary["validation_loss"])
+    assert summary["timed_steps"] > 0 and summary["train_loss"] < 7.5  # from ln(4096) = 8.3 at the start
+    AutoModelForCausalLM.from_pretrained(out)
 
 
 @pytest.mark.network
 def test_full_scoring_runs_lm_eval_superglue_from_the_hub(tmp_path, recipe):
     data = prepare_data(load_challenge("minipile"), "smoke")
     tokenizer_dir = data.data_dir / "tokenizer"
-    model = recipe.build_model(recipe.SIZES[0], 4096, 512, eos_id=0)
+    size = recipe.SIZES[0]
+    model = recipe.GPT(recipe.GPTConfig(4096, 512, size.n_layer, size.n_head, size.n_embd)).to_hf(eos_id=0)
     model.save_pretrained(tmp_path / "model")
     for file in tokenizer_dir.iterdir():
         shutil.copy(file, tmp_path / "model" / file.name)

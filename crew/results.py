@@ -60,6 +60,7 @@ def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elap
         "run_id": config.run_id, "challenge": config.challenge, "preset": config.preset,
         "models": {"model": config.model, "supervisor": config.supervisor_model, "worker": config.worker_model},
         "status": outcome.status, "note": outcome.note,
+        "resumable": outcome.interrupted,  # stopped early (exit 3): `research-crew resume` goes on
         "metric": {"name": challenge.metric.name, "direction": challenge.metric.direction},
         "score": score, "baseline_score": baseline_score, "improvement": improvement,
         "success": improvement is not None and improvement >= challenge.metric.success_threshold,

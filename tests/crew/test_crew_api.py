@@ -52,11 +52,12 @@ def test_an_api_error_still_submits_the_best_record_and_the_run_resumes(tmp_path
     code, run, result, _ = run_crew(tmp_path, monkeypatch, None, server=server)
     assert code == EXIT_INTERRUPTED
     assert result["status"] == "submitted" and result["score"] == 0.75 and "prompt is too long" in result["note"]
+    assert result["resumable"]
     code, _ = resume_run(run.root)
     assert code == EXIT_DONE
     result = json.loads(run.result.read_text())
     assert result["status"] == "submitted" and result["submission"]["evaluation"] == "eval-0001"
-    assert result["resumes"] == 1
+    assert result["resumes"] == 1 and not result["resumable"]
 
 
 def test_two_delegations_in_one_turn_the_second_is_refused_visibly(tmp_path, monkeypatch, api_server):

@@ -27,9 +27,11 @@ def bench_env(tmp_path, monkeypatch):
 
 
 def _finished(bench) -> dict[str, float]:
-    """Cells whose run ended, with their result.json's mtime (a rerun would rewrite it)."""
-    return {p.parent.name: p.stat().st_mtime for p in (bench / "runs").glob("*/result.json")
-            if json.loads(p.read_text())["status"] == "submitted"}
+    """Cells whose run ended, with their result.json's mtime (a rerun would rewrite it). A run stopped by the
+    bench may have submitted its best record already, but it is resumable: not finished."""
+    results = {p: json.loads(p.read_text()) for p in (bench / "runs").glob("*/result.json")}
+    return {p.parent.name: p.stat().st_mtime for p, r in results.items()
+            if r["status"] == "submitted" and not r.get("resumable")}
 
 
 def test_bench_interrupted_then_rerun_finishes_only_what_was_missing(tmp_path, bench_env):

@@ -149,18 +149,18 @@ class ChunkedCrossEntropy(torch.autograd.Function):
         w = weight.to(hidden.dtype)
         for start in range(0, n, chunk):
             h, t = hidden[start:start + chunk], targets[start:start + chunk]
-            logits = (h @ w.t()).float()
-            lse = torch.logsumexp(logits, dim=1)
-            loss += (lse - logits.gather(1, t[:, None]).squeeze(1)).sum()
-            probs = logits.sub_(lse[:, None]).exp_()  # softmax in place: d(loss)/d(logits) = probs - onehot
-            probs[torch.arange(len(t), device=t.device), t] -= 1.0
-            probs /= n
-            grad_hidden[start:start + chunk] = probs.to(h.dtype) @ w
-            grad_weight.addmm_(probs.t(), h.float())
+            log_probs = torch.log_softmax((h @ w.t()).float(), dim=1)  # one fused pass over the rows
+            loss -= log_probs.gather(1, t[:, None]).sum()
+            grad_logits = log_probs.exp_()  # d(sum of losses)/d(logits) = softmax - onehot
+            grad_logits[torch.arange(len(t), device=t.device), t] -= 1.0
+            grad_hidden[start:start + chunk] = grad_logits.to(h.dtype) @ w
+            grad_weight.addmm_(grad_logits.t(), h.float())
         ctx.save_for_backward(grad_hidden, grad_weight.to(weight.dtype))
+        ctx.rows = n
         return loss / n
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         grad_hidden, grad_weight = ctx.saved_tensors
-        return grad_hidden * grad_output, grad_weight * grad_output, None, None
+        scale = grad_output / ctx.rows  # the mean's 1/n, applied once here rather than to every chunk
+        return grad_hidden * scale, grad_weight * scale, None, None

@@ -63,7 +63,8 @@ def test_killed_runs_resume_to_the_same_ledger_and_start_no_job_twice(tmp_path):
     # What the same run gives uninterrupted (test_crew_replay runs it): one evaluation of the job's answer.
     uninterrupted = [("eval-0001", 0.75, hashlib.sha256(b"0.75\n").hexdigest())]
     run_dir = tmp_path / "killed"
-    proc = start(tmp_path, env, script, run_dir)
+    # A budget far from wrap-up even on a loaded machine: wrap-up would stop the worker and change the script order.
+    proc = start(tmp_path, env, script, run_dir, budget="8m")
     for count in (6, 14, 22, 27):  # inside the looks, at the job start, while waiting, near the evaluation
         kill_after_events(proc, run_dir, count)
         proc = subprocess.Popen([CLI, "resume", str(run_dir)], env=env, stdout=subprocess.PIPE,

@@ -47,8 +47,12 @@ class Turn:
     calls: list[dict[str, Any]] = field(default_factory=list)
     results: list[dict[str, Any]] = field(default_factory=list)
     usage: CallUsage = field(default_factory=CallUsage)
-    decision: Decision | None = None
+    decisions: list[Decision] = field(default_factory=list)
     retried_truncation: int = 0
+
+    @property
+    def decision(self) -> Decision | None:
+        return self.decisions[0] if self.decisions else None
 
 
     def response(self) -> dict[str, Any]:
@@ -81,6 +85,13 @@ class AgentSession:
         self.role, self.client, self.system, self.context = role, client, system, context
         self.tools = {t.name: t for t in map(make_tool, tools)}
         self.context.fixed_tokens = estimate_text_tokens(system + json.dumps(self.schemas()))
+        self.mark_turn_boundary()
+
+    def mark_turn_boundary(self) -> None:
+        """Remember the conversation and the replayed model's position between two turns: a save while a turn
+        is under way (another agent's step) keeps these, never a tool call without its result."""
+        self.saved_context = self.context.snapshot()
+        self.saved_position = getattr(getattr(self.client, "inner", self.client), "position", None)
 
     def schemas(self) -> list[dict[str, Any]]:
         return [t.schema for t in self.tools.values()]
@@ -88,6 +99,12 @@ class AgentSession:
     async def turn(self, message: str | None, only_tool: str | None = None) -> Turn:
         """Send `message` (if any), get the model's answer, run its tool calls in order. With `only_tool`,
         the model must call that tool (a final report)."""
+        try:
+            return await self._turn(message, only_tool)
+        finally:
+            self.mark_turn_boundary()
+
+    async def _turn(self, message: str | None, only_tool: str | None) -> Turn:
         if message:
             self.context.add(Message("user", message))
         result, truncations = await self._ask(only_tool)
@@ -143,10 +160,10 @@ class AgentSession:
         try:
             value = await tool.run_json(arguments, CancellationToken(), call_id=call["id"])
         except Decision as decision:
-            if turn.decision is not None:
+            if turn.decisions and not (decision.combines and all(d.combines for d in turn.decisions)):
                 return _result(call, f"Error: only one decision per turn; {type(turn.decision).__name__.lower()} "
                                      "was already accepted in this turn. Make this call in a later turn.", error=True)
-            turn.decision = decision
+            turn.decisions.append(decision)
             return _result(call, decision.message)
         except Exception as err:  # noqa: BLE001 - a failing tool is an observation for the model
             return _result(call, f"Error: {type(err).__name__}: {err}", error=True)

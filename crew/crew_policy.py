@@ -12,6 +12,7 @@ from challenges.harness import release_unfinished
 from challenges.spec import Challenge, Preset
 from crew.budget import BudgetGuard
 from crew.clock import Deadline
+from crew.devices import visible_devices
 from crew.ledger import Ledger
 from crew.loop import CrewLoop, LoopEnd, LoopLimits
 from crew.models.errors import ModelOutage
@@ -80,7 +81,8 @@ class CrewPolicy:
         ledger = Ledger(self.run.evaluations, self.challenge)
         measured = [r.duration_s for r in ledger.records() if r.ok]
         budget = BudgetGuard(self.deadline, max([self.preset.score_minutes * 60.0, *measured]))
-        toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=budget,
+        devices = visible_devices() if self.score_context.device == "cuda" else []
+        toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=budget, devices=devices,
                           data_dir=self.score_context.data_dir, sandbox=agent_sandbox(self.run.run_toml))
         tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger,
                           plan=Plan.initial(self.deadline.budget_s), trace=self.trace,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 def gpu_count() -> int:
     """CUDA GPUs that torch can train on (a CPU-only torch on a GPU box counts as none)."""
@@ -12,3 +14,11 @@ def gpu_count() -> int:
 
 def compute_device() -> str:
     return "cuda" if gpu_count() else "cpu"
+
+
+def visible_devices() -> list[str]:
+    """The GPU ids jobs may be given, as CUDA_VISIBLE_DEVICES names them: the parent's own list when it has
+    one (a bench cell given GPU 3 hands out "3", never "0"), else 0..n-1."""
+    count = gpu_count()
+    named = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    return named[:count] if named else [str(i) for i in range(count)]

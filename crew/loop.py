@@ -1,8 +1,12 @@
-"""The crew's step loop: the supervisor decides, one worker at a time acts, the harness scores.
+"""The crew's step loop: the supervisor decides, workers act (several at once when the slots allow), the
+harness scores.
 
-A step is one agent turn (crew/agent.py): one model call and the tool calls it asked for. Decisions come
-back as typed signals with the turn; limits are raised by `_check_limits` and caught in `run`, the one
-place a run ends. Everything between steps is plain data (`LoopState`), saved once per step.
+A step is one agent turn (crew/agent.py): one model call and the tool calls it asked for. Each subtask's worker
+takes its turns as an asyncio task of its own, so a scout searches while the engineer waits on a training
+job; the supervisor gets a turn whenever no subtask is under way or one has reported. Decisions come back as
+typed signals with the turn; limits are raised by `_check_limits` and caught in `run`, the one place a run
+ends. Everything between steps is plain data (`LoopState`), saved after every step; a worker's turn still
+under way is saved as it was before that turn.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from challenges.spec import Preset
 from crew.agent import AgentSession, Turn
 from crew.budget import BudgetGuard
 from crew.context import BoundedContext
+from crew.durations import format_duration
 from crew.loop_state import LoopEnd, LoopLimits, LoopState, Subtask, observation_digest
 from crew.prompts import report_note, subtask_brief, supervisor_briefing, supervisor_system, worker_system, wrapup_note
 from crew.replay import ReplayExhausted
@@ -37,7 +42,12 @@ class CrewLoop:
         self.state_dir, self.limits, self.memories = state_dir, limits or LoopLimits(), memories
         self.state = LoopState()
         self.supervisor = self._session("supervisor")
-        self.worker: AgentSession | None = None
+        self.workers: dict[str, AgentSession] = {}  # subtask id -> its worker
+        self._turns: dict[str, asyncio.Task] = {}  # subtask id -> its worker's turn under way
+        # What existed when each turn under way began: a save names only those as done, so that after a crash
+        # the turn, done again, re-attaches to the jobs and records it had begun (crew_policy._resume).
+        self._before_turn: dict[str, tuple[set[str], set[str]]] = {}
+        self.tools.workers.max_workers = self.limits.max_workers
 
     def _session(self, role: str) -> AgentSession:
         challenge, preset = self.tools.challenge, self.preset
@@ -51,7 +61,10 @@ class CrewLoop:
         try:
             while True:
                 self._check_limits()
-                await (self._worker_step() if self.state.subtask else self._supervisor_step())
+                if self.state.subtasks and not self.state.supervisor_due:
+                    await self._workers_step()
+                else:
+                    await self._supervisor_step()
                 self.save()
         except Submitted as submitted:
             self.state.submitted = submitted.evaluation_id
@@ -61,6 +74,7 @@ class CrewLoop:
         except ReplayExhausted as err:
             return LoopEnd(f"the supervisor's model has no more answers ({err})")
         finally:
+            await self._cancel_worker_turns()
             self.save()
 
     def _check_limits(self) -> None:
@@ -81,26 +95,35 @@ class CrewLoop:
             return
         stopped = self.tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
         self.state.notes.append(wrapup_note(self.budget, stopped))
-        if self.state.subtask:
-            self.state.subtask.stop = "the run entered its wrap-up phase"
-
+        for sub in self.state.subtasks:
+            sub.stop = "the run entered its wrap-up phase"
 
     async def _supervisor_step(self) -> None:
         notes, self.state.notes = self.state.notes, []
-        turn = await self._turn(self.supervisor, supervisor_briefing(self.tools, self.budget, self.meter, notes,
-                                                                     self.memories))
+        briefing = supervisor_briefing(self.tools, self.budget, self.meter, notes, self.memories, self._at_work())
+        turn = await self._turn(self.supervisor, briefing)
+        self.state.supervisor_due, self.tools.workers.reserved = False, []
         decision = turn.decision
         if isinstance(decision, Submitted):
             raise decision
-        self.state.idle = 0 if isinstance(decision, Delegated | Waiting) else self.state.idle + 1
-        if isinstance(decision, Delegated):
-            return self._start_subtask(decision)
+        for delegated in (d for d in turn.decisions if isinstance(d, Delegated)):
+            self._start_subtask(delegated)
+        if self.state.subtasks:  # the workers go on; waiting is what the supervisor does until one reports
+            self.state.idle = 0
+            return
+        self.state.idle = 0 if isinstance(decision, Waiting) else self.state.idle + 1
         if isinstance(decision, Waiting):
             return self.state.notes.append(await self._wait(decision.minutes * 60))
         self.state.notes.append("You neither delegated, waited nor submitted: use delegate, wait or submit.")
         if self.state.idle >= self.limits.idle_turns:
             self.state.idle = 0
             self.state.notes.append(await self._wait(self.limits.idle_wait_s))
+
+    def _at_work(self) -> str:
+        now = self.budget.deadline.elapsed_s()
+        return "\n".join(f"- {s.id}: {' '.join(s.brief.split())[:120]} ({s.steps} steps, "
+                         f"{format_duration(max(0.0, s.ends_at_s - now))} of its time left)"
+                         for s in self.state.subtasks)
 
     async def _wait(self, seconds: float) -> str:
         jobs = [s.record.id for s in self.tools.running_jobs()]
@@ -111,29 +134,55 @@ class CrewLoop:
 
     def _start_subtask(self, delegated: Delegated) -> None:
         seconds = min(delegated.minutes * 60, self.budget.time_left_s())
-        self.state.subtask = Subtask(delegated.role, delegated.subtask, delegated.minutes,
-                                     ends_at_s=self.budget.deadline.elapsed_s() + seconds)
-        self.state.next_message = subtask_brief(delegated, self.tools, self.budget)
-        self.trace.emit("subtask_started", agent="supervisor", role=delegated.role, subtask=delegated.subtask,
-                        minutes=delegated.minutes)
-        self.worker = self._session(delegated.role)
+        self.state.started_subtasks += 1
+        sub = Subtask(f"{delegated.role}-{self.state.started_subtasks}", delegated.role, delegated.subtask,
+                      delegated.minutes, ends_at_s=self.budget.deadline.elapsed_s() + seconds)
+        others = [s.id for s in self.state.subtasks]
+        sub.next_message = subtask_brief(delegated, self.tools, self.budget, others)
+        self.state.subtasks.append(sub)
+        self.tools.workers.running = [s.role for s in self.state.subtasks]
+        self.trace.emit("subtask_started", agent="supervisor", subtask_id=sub.id, role=delegated.role,
+                        subtask=delegated.subtask, minutes=delegated.minutes)
+        self.workers[sub.id] = self._session(delegated.role)
 
 
-    async def _worker_step(self) -> None:
-        sub = self.state.subtask
-        message, self.state.next_message = self.state.next_message, f"[budget] {self.budget.line()}"
+    async def _workers_step(self) -> None:
+        """Let every subtask's worker take turns until one turn ends (or a poll passes: limits, a save)."""
+        for sub in self.state.subtasks:
+            if sub.id not in self._turns:
+                self._turns[sub.id] = asyncio.create_task(self._worker_step(sub), name=sub.id)
+        done, _ = await asyncio.wait(self._turns.values(), timeout=self.limits.round_poll_s,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            del self._turns[task.get_name()]
+            task.result()  # a worker's error is the run's (crew_policy ends it resumable)
+
+    async def _cancel_worker_turns(self) -> None:
+        """The run ends: turns under way are cancelled (each call started gets its result, crew/agent.py)."""
+        for task in self._turns.values():
+            task.cancel()
+        await asyncio.gather(*self._turns.values(), return_exceptions=True)
+        self._turns.clear()
+
+    async def _worker_step(self, sub: Subtask) -> None:
+        worker = self.workers[sub.id]
         try:
             if stop := sub.stop or self._subtask_over(sub):
                 raise SubtaskOver(stop)
             sub.steps += 1
-            turn = await self._turn(self.worker, message)
+            self._before_turn[sub.id] = (set(self.tools.job_ids()), {r.id for r in self.tools.ledger.records()})
+            try:
+                turn = await self._turn(worker, sub.next_message, agent=sub.id)
+            finally:
+                self._before_turn.pop(sub.id, None)
+            sub.next_message = f"[budget] {self.budget.line()}"
             if isinstance(turn.decision, Reported):
-                return self._end_subtask(turn.decision, None)
+                return self._end_subtask(sub, turn.decision, None)
             self._watch_repeats(sub, turn)
         except SubtaskOver as over:
-            self._end_subtask(await self._final_report(str(over)), str(over))
+            self._end_subtask(sub, await self._final_report(sub, str(over)), str(over))
         except ReplayExhausted as err:
-            self._end_subtask(None, f"its model had no more answers ({err})")
+            self._end_subtask(sub, None, f"its model had no more answers ({err})")
 
     def _subtask_over(self, sub: Subtask) -> str | None:
         if sub.steps >= self.limits.subtask_steps:
@@ -147,41 +196,47 @@ class CrewLoop:
         sub.signatures = [*sub.signatures, digest][-self.limits.repeat_limit:]
         if len(sub.signatures) == self.limits.repeat_limit and len(set(sub.signatures)) == 1:
             sub.stop = f"it repeated the same actions and observations {self.limits.repeat_limit} times"
-            self.trace.emit("worker_stopped", agent=sub.role, reason=sub.stop)
+            self.trace.emit("worker_stopped", agent=sub.role, subtask_id=sub.id, reason=sub.stop)
 
-    async def _final_report(self, reason: str) -> Reported | None:
+    async def _final_report(self, sub: Subtask, reason: str) -> Reported | None:
         """A stopped worker is asked once for its report (it may call nothing else)."""
         try:
-            turn = await self._turn(self.worker, f"[crew] Stop now: {reason}. Call report(...) with what you did, "
-                                    "which evaluations you made and what you learned.", only_tool="report")
+            ask = (f"[crew] Stop now: {reason}. Call report(...) with what you did, which evaluations you made "
+                   "and what you learned.")
+            turn = await self._turn(self.workers[sub.id], ask, only_tool="report", agent=sub.id)
         except ReplayExhausted:
             return None
         return turn.decision if isinstance(turn.decision, Reported) else None
 
-    def _end_subtask(self, reported: Reported | None, stopped: str | None) -> None:
-        role = self.state.subtask.role
+    def _end_subtask(self, sub: Subtask, reported: Reported | None, stopped: str | None) -> None:
         report = reported.report if reported else None
-        self.trace.emit("subtask_finished", agent=role, report=report, stopped=stopped)
-        self.state.subtask, self.worker = None, None
-        self._check_claims(role, json.dumps(report or {}))
-        self.state.notes.append(report_note(role, report, stopped))
+        self.trace.emit("subtask_finished", agent=sub.role, subtask_id=sub.id, report=report, stopped=stopped)
+        self.state.subtasks.remove(sub)
+        self.workers.pop(sub.id)
+        self.tools.workers.running = [s.role for s in self.state.subtasks]
+        self.state.supervisor_due = True
+        self._check_claims(sub.role, json.dumps(report or {}))
+        self.state.notes.append(report_note(sub.id if self.state.started_subtasks > 1 else sub.role, report,
+                                            stopped))
 
 
-    async def _turn(self, session: AgentSession, message: str | None, only_tool: str | None = None) -> Turn:
+    async def _turn(self, session: AgentSession, message: str | None, only_tool: str | None = None,
+                    agent: str | None = None) -> Turn:
         """One agent turn, bounded by the start of the final phase (commands inside it by their own phase)."""
         self.state.step += 1
+        step, ids = self.state.step, ({"subtask_id": agent} if agent else {})
         limit = max(1.0, self.budget.deadline.time_left_s() - self.budget.final_s) + TURN_GRACE_S
         try:
             turn = await asyncio.wait_for(session.turn(message, only_tool), timeout=limit)
         except TimeoutError:  # the session gave every call started a result: its conversation stays valid
-            self.trace.emit("turn_cut", agent=session.role, step=self.state.step)
+            self.trace.emit("turn_cut", agent=session.role, step=step, **ids)
             return Turn(session.role)
         usage = self.meter.record(session.role, turn.usage)
-        self.trace.emit("model_response", agent=session.role, step=self.state.step, response=turn.response(),
-                        usage=usage,
+        self.trace.emit("model_response", agent=session.role, step=step, response=turn.response(),
+                        usage=usage, **ids,
                         cost_usd=round(self.meter.cost_usd, 6), truncated_retries=turn.retried_truncation or None)
         if turn.results:
-            self.trace.emit("tool_results", agent=session.role, step=self.state.step, results=turn.results)
+            self.trace.emit("tool_results", agent=session.role, step=step, **ids, results=turn.results)
         self._check_claims(session.role, turn.text)
         return turn
 
@@ -190,6 +245,15 @@ class CrewLoop:
             self.state.unverified.append({"agent": role, "value": claim.value, "context": claim.context})
             self.trace.emit("unverified_claim", agent=role, value=claim.value, context=claim.context)
 
+
+    def known_jobs(self) -> list[str]:
+        """Jobs no turn under way may have started."""
+        jobs = set(self.tools.job_ids())
+        return sorted(jobs.intersection(*(before[0] for before in self._before_turn.values())))
+
+    def known_evaluations(self) -> list[str]:
+        records = {r.id for r in self.tools.ledger.records()}
+        return sorted(records.intersection(*(before[1] for before in self._before_turn.values())))
 
     def save(self) -> None:
         save_loop(self)

@@ -24,10 +24,13 @@ class LoopLimits:
     idle_wait_s: float = 900.0
     context_tokens: int = 32_000  # the whole prompt: system, tools and messages
     max_cost_usd: float | None = None
+    max_workers: int = 3  # subtasks at once (engineers are also bounded by the GPUs, see crew/capacity.py)
+    round_poll_s: float = 5.0  # while workers act, the loop looks at limits and saves at least this often
 
 
 @dataclass
 class Subtask:
+    id: str  # engineer-1, scout-2, ...: names its worker in the trace and its context in snapshots
     role: str
     brief: str
     minutes: float
@@ -35,6 +38,33 @@ class Subtask:
     steps: int = 0
     signatures: list[str] = field(default_factory=list)
     stop: str | None = None  # why it must end now; the worker is then asked for its final report
+    next_message: str | None = None  # what its worker's next turn is sent
+
+
+@dataclass
+class WorkerSlots:
+    """Which subtasks may start now: at most `max_workers` at once, one scout, and one engineer per GPU (at
+    least one). Engineers share the workspace, and on one GPU their jobs would only queue."""
+
+    gpus: int = 0
+    max_workers: int = 3
+    running: list[str] = field(default_factory=list)  # the roles at work
+    reserved: list[str] = field(default_factory=list)  # delegated in the supervisor's turn under way
+
+    def refusal(self, role: str) -> str | None:
+        busy = self.running + self.reserved
+        if len(busy) >= self.max_workers:
+            return f"{len(busy)} subtasks are under way, the most at once ({self.max_workers}); wait for a report."
+        limit = max(1, self.gpus) if role == "engineer" else 1
+        if busy.count(role) >= limit:
+            why = f"one per GPU and this run has {self.gpus or 'no'} GPU" if role == "engineer" else "one at a time"
+            other = "scout" if role == "engineer" else "engineer"
+            return (f"{busy.count(role)} {role} subtask(s) already under way ({why}); wait for its report, "
+                    f"or give the {other} something to do meanwhile.")
+        return None
+
+    def reserve(self, role: str) -> None:
+        self.reserved.append(role)
 
 
 @dataclass
@@ -43,8 +73,9 @@ class LoopState:
     phase: str = "work"
     notes: list[str] = field(default_factory=lambda: [START])  # for the supervisor's next turn, in order
     idle: int = 0
-    subtask: Subtask | None = None
-    next_message: str | None = None  # what the active worker's next turn is sent
+    subtasks: list[Subtask] = field(default_factory=list)  # running at once, in the order they started
+    started_subtasks: int = 0
+    supervisor_due: bool = False  # a subtask ended while others run: the supervisor gets a turn next
     submitted: str | None = None
     unverified: list[dict[str, str]] = field(default_factory=list)
 
@@ -59,8 +90,12 @@ class LoopEnd:
 
 def state_from_snapshot(loop: dict[str, Any]) -> LoopState:
     loop = dict(loop)
-    subtask = loop.pop("subtask")
-    return LoopState(**loop, subtask=Subtask(**subtask) if subtask else None)
+    subtasks = [Subtask(**s) for s in loop.pop("subtasks", [])]
+    if old := loop.pop("subtask", None):  # a snapshot from before parallel subtasks: one worker, no id
+        subtasks.append(Subtask(id=f"{old['role']}-1", **old, next_message=loop.get("next_message")))
+        loop.setdefault("started_subtasks", 1)
+    loop.pop("next_message", None)
+    return LoopState(**loop, subtasks=subtasks)
 
 
 def observation_digest(calls: list[dict[str, Any]], text: str, results: list[dict[str, Any]]) -> str:

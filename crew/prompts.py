@@ -43,14 +43,15 @@ never start work that cannot finish before wrap-up; submit the best verified eva
 {challenge_brief(challenge, preset)}"""
 
 
-def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str) -> str:
+def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str, workers: str = "") -> str:
     """The supervisor's turn message: what changes between turns, compact and bounded."""
     baseline = reference.baseline_score(tools.challenge.name, tools.score_context.preset)
     baseline_line = f"baseline policy's score: {baseline:.4f}" if baseline is not None else "baseline not scored yet"
     parts = [f"## Budget\n{budget.line()}; model cost so far ${meter.cost_usd:.2f}",
              f"## Plan\n{tools.plan.render()}",
              f"## Ledger (harness records; {baseline_line})\n{tools.ledger.summary()}",
-             f"## Jobs\n{tools.jobs_table()}"]
+             f"## Jobs\n{tools.jobs_table()}\n{tools.toolkit.jobs.devices_line()}",
+             f"## Subtasks under way\n{workers or 'None.'}"]
     if memories:
         parts.append(f"## Memories of earlier runs on this challenge\n{memories}")
     parts.append("## Since your last turn\n" + ("\n\n".join(notes) or "Nothing new."))
@@ -71,9 +72,11 @@ def report_note(role: str, report: dict | None, stopped: str | None) -> str:
     return f"Report from the {role}" + (f" (stopped: {stopped})" if stopped else "") + f":\n{text}"
 
 
-def subtask_brief(delegated, tools, budget) -> str:
+def subtask_brief(delegated, tools, budget, others: list[str]) -> str:
+    beside = (f"\n\nAt work beside you: {', '.join(others)}. You share the workspace: keep your files apart "
+              "(a folder of your own for new code) and use only the GPUs gpu_status shows free." if others else "")
     return (f"Your subtask (time allotted {format_duration(delegated.minutes * 60)}):\n{delegated.subtask}\n\n"
-            f"Budget: {budget.line()}\n\nLedger:\n{tools.ledger.summary()}")
+            f"Budget: {budget.line()}\n\nLedger:\n{tools.ledger.summary()}{beside}")
 
 
 def worker_system(role: str, challenge: Challenge, preset: Preset) -> str:

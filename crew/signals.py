@@ -14,6 +14,7 @@ class Decision(Exception):  # noqa: N818 - a signal, not an error
     """A tool call that ends the agent's say in this turn. `message` is the tool result the model sees."""
 
     message = ""
+    combines = False  # whether more decisions of this kind may come in the same turn
 
 
 @dataclass
@@ -21,10 +22,12 @@ class Delegated(Decision):
     role: str
     subtask: str
     minutes: float
+    combines = True  # two delegations in one turn start two subtasks (when the slots allow)
 
     @property
     def message(self) -> str:
-        return f"Delegated to the {self.role} ({self.minutes:g} min). Its report comes in your next turn."
+        return (f"Delegated to the {self.role} ({self.minutes:g} min). You get a turn when a subtask reports; "
+                "meanwhile the workers act.")
 
 
 @dataclass

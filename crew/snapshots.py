@@ -26,10 +26,8 @@ def save_snapshot(state_dir: Path, snapshot: dict[str, Any]) -> None:
 def save_loop(loop: Any) -> None:
     """One save of the crew loop (crew/loop.py): new context messages go once to the append-only journal (so
     a save costs the same at any step), then the snapshot lists their ids."""
-    contexts = {"supervisor": loop.supervisor.context}
-    if loop.worker is not None:
-        contexts["worker"] = loop.worker.context
-    fresh = [line for ctx in contexts.values() for line in ctx.fresh_messages()]
+    sessions = {"supervisor": loop.supervisor, **{f"worker:{sid}": w for sid, w in loop.workers.items()}}
+    fresh = [line for s in sessions.values() for line in s.context.fresh_messages()]
     if fresh:
         with open(loop.state_dir / JOURNAL, "a", encoding="utf-8") as journal:
             journal.writelines(json.dumps({"id": i, "message": m}, default=str) + "\n" for i, m in fresh)
@@ -37,10 +35,10 @@ def save_loop(loop: Any) -> None:
             os.fsync(journal.fileno())
     save_snapshot(loop.state_dir, {
         "step": loop.state.step, "loop": asdict(loop.state), "plan": loop.tools.plan.to_dict(),
-        "usage": loop.meter.to_dict(), "clients": client_positions(loop.clients), "known_jobs": loop.tools.job_ids(),
-        "known_evaluations": [r.id for r in loop.tools.ledger.records()], "trace_seq": loop.trace.seq,
+        "usage": loop.meter.to_dict(), "clients": client_positions(loop.clients, sessions.values()),
+        "known_jobs": loop.known_jobs(), "known_evaluations": loop.known_evaluations(), "trace_seq": loop.trace.seq,
         "saved_at": time.time(), "active_s": loop.budget.deadline.elapsed_s(),
-        "contexts": {name: ctx.snapshot() for name, ctx in contexts.items()}})
+        "contexts": {name: s.saved_context for name, s in sessions.items()}})
 
 
 def restore_loop(loop: Any, snapshot: dict[str, Any], journal: dict[str, dict[str, Any]]) -> None:
@@ -52,9 +50,12 @@ def restore_loop(loop: Any, snapshot: dict[str, Any], journal: dict[str, dict[st
     loop.tools.plan.items[:] = Plan.from_dict(snapshot["plan"]).items
     loop.meter.load(snapshot["usage"])
     loop.supervisor.context.restore(snapshot["contexts"]["supervisor"], journal)
-    if loop.state.subtask is not None:
-        loop.worker = loop._session(loop.state.subtask.role)
-        loop.worker.context.restore(snapshot["contexts"]["worker"], journal)
+    for sub in loop.state.subtasks:
+        worker = loop.workers[sub.id] = loop._session(sub.role)
+        saved = snapshot["contexts"].get(f"worker:{sub.id}") or snapshot["contexts"]["worker"]  # or an older save's
+        worker.context.restore(saved, journal)
+        worker.mark_turn_boundary()
+    loop.tools.workers.running = [s.role for s in loop.state.subtasks]
 
 
 def load_snapshot(state_dir: Path) -> dict[str, Any] | None:
@@ -83,11 +84,16 @@ def load_journal(state_dir: Path) -> dict[str, dict[str, Any]]:
     return journal
 
 
-def client_positions(clients: dict[str, Any]) -> dict[str, int]:
-    """How far each replayed model has answered, so a resumed replay asks the same questions again."""
+def client_positions(clients: dict[str, Any], sessions: Any = ()) -> dict[str, int]:
+    """How far each replayed model has answered, so a resumed replay asks the same questions again. A session
+    whose turn is under way counts where that turn began (its save is the conversation before the turn)."""
     positions = {}
     for role, client in clients.items():
         inner = getattr(client, "inner", client)
         if hasattr(inner, "position"):
             positions[role] = inner.position
+    for session in sessions:
+        if session.saved_position is not None:
+            positions[session.role] = min(positions.get(session.role, session.saved_position),
+                                          session.saved_position)
     return positions

@@ -14,6 +14,7 @@ from challenges.spec import Challenge
 from crew.budget import BudgetGuard
 from crew.durations import format_duration
 from crew.ledger import Ledger
+from crew.loop_state import WorkerSlots
 from crew.plan import Plan
 from crew.signals import Delegated, Reported, Submitted, Waiting
 from crew.trace import Trace
@@ -40,6 +41,7 @@ class CrewTools:
         # again re-attaches to its job and reuses its evaluation instead of doing them twice.
         self.inflight_jobs: dict[tuple[str, str], str] = {}
         self.inflight_evaluations: list[str] = []
+        self.workers = WorkerSlots(gpus=len(toolkit.jobs.devices))  # the loop keeps it up to date
 
     # -- the supervisor's tools -------------------------------------------------------------------
 
@@ -55,6 +57,9 @@ class CrewTools:
             return f"Unknown role '{role}': use 'engineer' or 'scout'."
         if not subtask.strip() or minutes <= 0:
             return "Give a subtask text and a positive number of minutes."
+        if refusal := self.workers.refusal(role):
+            return f"Not delegated: {refusal}"
+        self.workers.reserve(role)
         raise Delegated(role, subtask.strip(), float(minutes))
 
     def submit(self, evaluation_id: str, rationale: str) -> str:
@@ -75,16 +80,17 @@ class CrewTools:
 
     # -- the workers' tools -----------------------------------------------------------------------
 
-    def start_job(self, command: str, name: str, timeout_s: float | None = None) -> str:
+    def start_job(self, command: str, name: str, timeout_s: float | None = None, gpus: int | None = None) -> str:
         """Start a long-running bash command (e.g. training) in the background and return at once.
         name is a short label. Check it with job_status / tail_job, stop it with stop_job. It is stopped
         at timeout_s or at the end of the current budget phase, whichever comes first: it gets SIGTERM a
         grace period before, so save checkpoints regularly and on SIGTERM. Print `progress: <done>/<total>`
-        lines to get progress and an ETA."""
+        lines to get progress and an ETA. gpus: how many free GPUs it gets (default one when the run has
+        GPUs); gpu_status says which are free."""
         existing = self.inflight_jobs.pop((command, name), None)
         if existing is not None:
             return f"(re-attached after a restart; not started twice)\n{self.toolkit.job_status(existing)}"
-        return str(self.toolkit.start_job(command, name, timeout_s))
+        return str(self.toolkit.start_job(command, name, timeout_s, gpus))
 
     def evaluate(self, artifact_path: str, hypothesis: str = "", parent: str = "",
                  kind: Literal["draft", "debug", "improve"] = "draft", job_id: str = "") -> str:

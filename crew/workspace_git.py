@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -14,6 +15,7 @@ IGNORED = ["data", "*.pt", "*.pth", "*.bin", "*.safetensors", "*.ckpt", "*.npy",
            "__pycache__/", "*-checkpoints/", "ckpt/", "checkpoints/", "wandb/", "papers/"]
 GIT = ["git", "-c", "user.name=research-crew", "-c", "user.email=crew@localhost", "-c", "commit.gpgsign=false",
        "-c", "core.hooksPath=/dev/null"]
+_COMMITTING = threading.Lock()  # two workers evaluating at once would race for git's index.lock
 
 
 def _git(workspace: Path, *args: str) -> str:
@@ -37,6 +39,11 @@ def commit_all(workspace: Path, message: str) -> str | None:
     """Commit every new or changed file of at most MAX_FILE_BYTES; return the commit's id (None without git)."""
     if not (workspace / ".git").exists() or shutil.which("git") is None:
         return None
+    with _COMMITTING:
+        return _commit(workspace, message)
+
+
+def _commit(workspace: Path, message: str) -> str | None:
     try:
         listed = _git(workspace, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
         files = [name for name in listed.split("\0") if name and (workspace / name).is_file()

@@ -51,6 +51,7 @@ class JobRecord:
     ended: float | None = None
     exit_code: int | None = None
     end_reason: str | None = None
+    devices: list[str] | None = None  # the GPUs it was given (its CUDA_VISIBLE_DEVICES); None: no GPU asked
 
     def save(self, job_dir: Path) -> None:
         data = asdict(self)

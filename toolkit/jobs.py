@@ -7,8 +7,9 @@ import logging
 import re
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,8 @@ class JobStatus:
         if self.record.end_reason and not self.running:
             parts.append(self.record.end_reason)
         parts.append(f"ran {format_duration(self.runtime_s())}")
+        if self.record.devices:
+            parts.append(f"GPU {','.join(self.record.devices)}")
         if self.progress:
             parts.append(str(self.progress))
         parts.append(self.record.name)
@@ -84,6 +87,10 @@ class JobStatus:
         return "\n".join(lines)
 
 
+class DevicesBusy(ToolkitError):
+    """The GPUs a job asks for are not free (or not there)."""
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^a-zA-Z0-9]+", "-", name).strip("-").lower()[:32] or "job"
 
@@ -92,8 +99,10 @@ class JobManager:
     """Starts and tracks jobs under `jobs_dir`; any number of managers (in any process) may share it."""
 
     def __init__(self, jobs_dir: Path, *, cwd: Path, env: Mapping[str, str], grace_s: float = 30.0,
-                 sandbox: Sandbox | None = None) -> None:
+                 sandbox: Sandbox | None = None, devices: Sequence[str] = ()) -> None:
         self.jobs_dir = jobs_dir
+        self.devices = list(devices)  # GPU ids as the parent's CUDA_VISIBLE_DEVICES names them
+        self._allocating = threading.Lock()  # two workers starting jobs at once never get the same GPU
         self.cwd = cwd
         self.env = dict(env)
         self.grace_s = grace_s
@@ -118,7 +127,47 @@ class JobManager:
                 continue
         raise ToolkitError(f"could not allocate a job folder in {self.jobs_dir}", "clean up the jobs folder")
 
-    def start(self, command: str, name: str, deadline: float | None) -> JobStatus:
+    def start(self, command: str, name: str, deadline: float | None, gpus: int | None = None) -> JobStatus:
+        """Start a job; with `gpus`, it gets that many GPUs no running job holds (one when the run has GPUs
+        and none is asked for), as its CUDA_VISIBLE_DEVICES. Raises DevicesBusy when they are not free."""
+        with self._allocating:
+            devices = self._allocate(1 if gpus is None and self.devices else gpus or 0)
+            return self._start(command, name, deadline, devices)
+
+    def _allocate(self, count: int) -> list[str] | None:
+        if count == 0:
+            return None
+        if count > len(self.devices):
+            raise DevicesBusy(f"the job asks for {count} GPU(s) and this run has {len(self.devices) or 'none'}",
+                              "ask for fewer GPUs" if self.devices else "start it without gpus: it runs on the CPU")
+        free = self.free_devices()
+        if len(free) < count:
+            holders = ", ".join(f"GPU {d}: {job}" for d, job in self.device_holders().items())
+            raise DevicesBusy(f"the job asks for {count} GPU(s) and {len(free)} are free ({holders})",
+                              "wait for a job to end (wait_for_job), stop one, or ask for fewer GPUs")
+        return free[:count]
+
+    def device_holders(self) -> dict[str, str]:
+        """GPU id -> the running job that holds it."""
+        held = {}
+        for job_id in self.ids():
+            status = self.status(job_id)
+            if status.running or status.state == jr.STARTING:
+                held.update(dict.fromkeys(status.record.devices or [], job_id))
+        return held
+
+    def devices_line(self) -> str:
+        """Which of the run's GPUs are free and which job holds each of the others."""
+        if not self.devices:
+            return "This run has no GPU: jobs run on the CPU."
+        held = self.device_holders()
+        return "This run's GPUs: " + ", ".join(f"{d} ({held[d]})" if d in held else f"{d} free" for d in self.devices)
+
+    def free_devices(self) -> list[str]:
+        held = self.device_holders()
+        return [d for d in self.devices if d not in held]
+
+    def _start(self, command: str, name: str, deadline: float | None, devices: list[str] | None) -> JobStatus:
         job_dir = self._new_dir(name)
         record = jr.JobRecord(
             id=job_dir.name,
@@ -131,6 +180,7 @@ class JobManager:
             # A job with little time to its deadline still gets most of it: the grace (SIGTERM that much
             # earlier) is at most a quarter of the time it has.
             grace_s=self.grace_s if deadline is None else min(self.grace_s, max(1.0, (deadline - time.time()) / 4)),
+            devices=devices,
         )
         (job_dir / jr.LOG).touch()
         record.save(job_dir)
@@ -138,7 +188,7 @@ class JobManager:
             runner = subprocess.Popen(
                 [sys.executable, "-I", "-c", _RUNNER_BOOT, str(job_dir)],
                 cwd=job_dir,
-                env=self.env,
+                env=self.env if devices is None else {**self.env, "CUDA_VISIBLE_DEVICES": ",".join(devices)},
                 stdin=subprocess.DEVNULL,
                 stdout=runner_log,
                 stderr=subprocess.STDOUT,

@@ -17,7 +17,7 @@ from toolkit.env import scrubbed_env
 from toolkit.errors import ToolkitError
 from toolkit.files import FileTools
 from toolkit.gpus import gpu_status as _gpu_status
-from toolkit.jobs import JobManager, JobStatus
+from toolkit.jobs import DevicesBusy, JobManager, JobStatus
 from toolkit.paths import DATA_DIR, PathRefused
 from toolkit.sandbox import Sandbox, SandboxPolicy
 from toolkit.search_arxiv import ArxivTools
@@ -72,6 +72,7 @@ class Toolkit:
         cache_dir: Path | None = None,
         arxiv: ArxivTools | None = None,
         github: GithubTools | None = None,
+        devices: Sequence[str] = (),
     ) -> None:
         self.run_dir = Path(run_dir).absolute()
         self.workspace = Path(workspace).absolute() if workspace else self.run_dir / "workspace"
@@ -90,7 +91,7 @@ class Toolkit:
         mounts = {DATA_DIR: self.data_dir} if self.data_dir is not None else None
         self.files = FileTools(self.workspace, read_only, mounts)
         self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s,
-                               sandbox=self.sandbox)
+                               sandbox=self.sandbox, devices=devices)
         cache = cache_dir or self.run_dir / "cache"
         self.arxiv = arxiv or ArxivTools(cache, self.workspace / "papers")
         self.github = github or GithubTools(cache)
@@ -171,20 +172,25 @@ class Toolkit:
     # -- background jobs ---------------------------------------------------------------------------
 
     @_os_errors_as_text
-    def start_job(self, command: str, name: str, timeout_s: float | None = None) -> JobStatus | str:
+    def start_job(self, command: str, name: str, timeout_s: float | None = None,
+                  gpus: int | None = None) -> JobStatus | str:
         """Start a long-running bash command (e.g. training) in the background and return at once.
 
         name is a short label (e.g. "train-gpt-small"). The job keeps running after this call; check it
         with job_status / tail_job, stop it with stop_job. It is stopped automatically at timeout_s (if
         given) or when the run's budget ends, whichever is first: it gets SIGTERM a grace period before
         that deadline, so save checkpoints regularly and save on SIGTERM. Print `progress: <done>/<total>`
-        lines (or use tqdm) to get progress and ETA.
+        lines (or use tqdm) to get progress and ETA. gpus: how many free GPUs it gets as its
+        CUDA_VISIBLE_DEVICES (default one when the run has GPUs); gpu_status shows which are free.
         """
         limit = min(timeout_s if timeout_s and timeout_s > 0 else math.inf, self.time_left_s())
         if limit <= 0:
             return "Not started: the run's time budget is spent."
         deadline = None if math.isinf(limit) else time.time() + limit
-        status = self.jobs.start(command, name, deadline)
+        try:
+            status = self.jobs.start(command, name, deadline, gpus)
+        except DevicesBusy as err:
+            return f"Not started: {err.message}; {err.hint}."
         if status.state == "failed":
             return f"Job {status.record.id} could not start: {status.record.end_reason}"
         return status
@@ -294,8 +300,9 @@ class Toolkit:
     # -- GPUs --------------------------------------------------------------------------------------
 
     def gpu_status(self) -> str:
-        """Each GPU's utilisation, memory used/total, temperature and processes (marking our jobs')."""
-        return _gpu_status(self.jobs.running_pids())
+        """Each GPU's utilisation, memory used/total, temperature and processes (marking our jobs'), and which
+        of this run's GPUs are free for a new job."""
+        return _gpu_status(self.jobs.running_pids()) + "\n" + self.jobs.devices_line()
 
 
 def place_data(mount_point: Path, data_dir: Path, *, bound: bool) -> None:

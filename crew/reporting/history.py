@@ -96,14 +96,15 @@ def _phases(events: list[dict[str, Any]], start: float, end: float) -> list[Span
 
 
 def _subtasks(events: list[dict[str, Any]], end: float) -> list[Span]:
-    spans, open_span = [], None
+    """One span per subtask; several may be open at once (traces before parallel subtasks have no ids)."""
+    spans, open_spans = [], {}
     for event in events:
+        key = event.get("subtask_id") or event.get("role") or event.get("agent")
         if event.get("kind") == "subtask_started":
-            open_span = Span(str(event.get("role")), _epoch(event["t"]), end, str(event.get("subtask", "")))
-            spans.append(open_span)
-        elif event.get("kind") == "subtask_finished" and open_span is not None:
-            open_span.end = _epoch(event["t"])
-            open_span = None
+            open_spans[key] = Span(str(event.get("role")), _epoch(event["t"]), end, str(event.get("subtask", "")))
+            spans.append(open_spans[key])
+        elif event.get("kind") == "subtask_finished" and key in open_spans:
+            open_spans.pop(key).end = _epoch(event["t"])
     return spans
 
 

@@ -55,11 +55,16 @@ def budget_line(snap: RunSnapshot) -> str:
 
 
 def _agent(snap: RunSnapshot) -> str:
-    if snap.subtask:
-        text = " ".join(str(snap.subtask.get("subtask", "")).split())
-        text = text if len(text) <= 90 else text[:89] + "…"
-        return f"{snap.subtask.get('role')} on \"{text}\" ({snap.subtask.get('minutes')} min); last: {snap.agent}"
+    if snap.subtasks:
+        at_work = "; ".join(_subtask_text(s) for s in snap.subtasks)
+        return f"{at_work}; last: {snap.agent}"
     return snap.agent or "none yet"
+
+
+def _subtask_text(subtask: dict) -> str:
+    text = " ".join(str(subtask.get("subtask", "")).split())
+    text = text if len(text) <= 90 else text[:89] + "…"
+    return f"{subtask.get('role')} on \"{text}\" ({subtask.get('minutes')} min)"
 
 
 def best_line(snap: RunSnapshot) -> str:

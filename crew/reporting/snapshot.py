@@ -39,7 +39,7 @@ class RunSnapshot:
     budget_s: float = 0.0
     reserve_s: float = 0.0
     agent: str | None = None
-    subtask: dict[str, Any] | None = None
+    subtasks: list[dict[str, Any]] = field(default_factory=list)  # under way
     jobs: list[JobView] = field(default_factory=list)
     best: Best | None = None
     evaluations: int = 0
@@ -166,7 +166,7 @@ class _EventState:
         self.phase: str | None = None
         self.reserve_s: float | None = None
         self.agent: str | None = None
-        self.subtask: dict[str, Any] | None = None
+        self.subtasks: dict[str, dict[str, Any]] = {}  # under way, by subtask id
         self.tokens = dict.fromkeys(TOKEN_KEYS, 0)
         self.cost_usd = 0.0
         self.steps = 0
@@ -186,9 +186,10 @@ class _EventState:
             self.phase = event.get("phase")
             self.reserve_s = event.get("reserve_s", self.reserve_s)
         elif kind == "subtask_started":
-            self.subtask = {k: event.get(k) for k in ("role", "subtask", "minutes", "t")}
+            key = event.get("subtask_id") or event.get("role")
+            self.subtasks[key] = {k: event.get(k) for k in ("role", "subtask", "minutes", "t")}
         elif kind == "subtask_finished":
-            self.subtask = None
+            self.subtasks.pop(event.get("subtask_id") or event.get("agent"), None)
         elif kind == "model_response":
             self.agent = event.get("agent")
             self.steps = max(self.steps, int(event.get("step") or 0))
@@ -197,7 +198,7 @@ class _EventState:
             self.cost_usd = float(event.get("cost_usd") or self.cost_usd)  # the meter's running total
 
     def fill(self, snap: RunSnapshot) -> None:
-        snap.agent, snap.subtask = self.agent, self.subtask
+        snap.agent, snap.subtasks = self.agent, list(self.subtasks.values())
         snap.tokens, snap.cost_usd = dict(self.tokens), self.cost_usd
         snap.steps, snap.resumes, snap.last_event_t = self.steps, self.resumes, self.last_t
         if self.phase:

@@ -60,16 +60,29 @@ def test_an_api_error_still_submits_the_best_record_and_the_run_resumes(tmp_path
     assert result["resumes"] == 1 and not result["resumable"]
 
 
-def test_two_delegations_in_one_turn_the_second_is_refused_visibly(tmp_path, monkeypatch, api_server):
-    both = {"tool_calls": [{"name": "delegate", "arguments": {"role": "engineer", "subtask": "Write 0.75 to "
-                            "answer.txt and evaluate it.", "minutes": 1}},
-                           {"name": "delegate", "arguments": {"role": "scout", "subtask": "Search.", "minutes": 1}}]}
-    server = api_server({"supervisor": [both, SUPERVISOR_OK[1]], "engineer": ENGINEER_OK})
+def test_two_delegations_in_one_turn_start_two_subtasks_and_a_third_beyond_the_slots_is_refused(
+        tmp_path, monkeypatch, api_server):
+    engineer = {"name": "delegate", "arguments": {"role": "engineer", "subtask": "Write 0.75 to answer.txt and "
+                                                  "evaluate it.", "minutes": 1}}
+    three = {"tool_calls": [engineer, {"name": "delegate", "arguments": {"role": "scout", "subtask": "Search.",
+                                                                          "minutes": 1}}, engineer]}
+    scout = [call("recall", query="toy challenge"),
+             call("report", changed="none", commands="none", evaluations=[], learned="nothing", proposes="go on")]
+    slow_engineer = [call("run_bash", command="sleep 2", timeout_s=30), *ENGINEER_OK]
+    supervisor = [three, call("wait", minutes=5), SUPERVISOR_OK[1]]
+    server = api_server({"supervisor": supervisor, "engineer": slow_engineer, "scout": scout})
     code, _, result, events = run_crew(tmp_path, monkeypatch, None, server=server)
-    assert code == EXIT_DONE and result["status"] == "submitted"
-    first, second = tool_results(events, "delegate")
-    assert not first["is_error"] and second["is_error"] and "one decision per turn" in second["content"]
-    assert [e["role"] for e in kinds(events, "subtask_started")] == ["engineer"]
+    assert code == EXIT_DONE and result["status"] == "submitted" and result["score"] == 0.75
+    first, second, third = tool_results(events, "delegate")
+    assert not first["is_error"] and not second["is_error"]
+    assert third["content"].startswith("Not delegated: 1 engineer subtask(s) already under way (one per GPU")
+    assert [e["subtask_id"] for e in kinds(events, "subtask_started")] == ["engineer-1", "scout-2"]
+    # the scout's whole subtask ran while the engineer's was under way
+    order = [(e["kind"], e.get("subtask_id")) for e in events if e["kind"] in ("subtask_started", "subtask_finished")]
+    assert order == [("subtask_started", "engineer-1"), ("subtask_started", "scout-2"),
+                     ("subtask_finished", "scout-2"), ("subtask_finished", "engineer-1")]
+    briefings = [r.last_user_text() for r in server.requests("supervisor")]
+    assert "- engineer-1: Write 0.75" in briefings[1]  # the supervisor sees who is still at work
 
 
 def test_the_tool_calls_of_one_turn_run_in_order(tmp_path, monkeypatch, api_server):

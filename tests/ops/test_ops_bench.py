@@ -54,7 +54,9 @@ def test_bench_interrupted_then_rerun_finishes_only_what_was_missing(tmp_path, b
     second = cli(*args, env=env, timeout=180)
     assert f"{len(done_before)} already finished" in second.stdout
     assert {k: v for k, v in _finished(bench).items() if k in done_before} == done_before  # not run again
-    assert len(_finished(bench)) == 8
+    statuses = {p.parent.name: json.loads(p.read_text()) for p in (bench / "runs").glob("*/result.json")}
+    assert len(_finished(bench)) == 8, (second.stdout, {k: (r["status"], r.get("resumable"), r.get("note"))
+                                                       for k, r in statuses.items()})
 
     rows = {(r["challenge"], r["model"]): r for r in json.loads((bench / "bench_results.json").read_text())}
     crew = f"replay:{script}"

@@ -208,3 +208,32 @@ def test_the_jobs_own_progress_lines_win_over_a_later_tqdm_bar_and_none_without_
     assert parse_progress(text + "progress: 9/10\n").done == 9
     assert parse_progress("no progress here") is None
     assert parse_progress("10%| | 1.2k/12.0k [01:00<09:00, 20it/s]").total == 12000
+
+
+def test_each_job_gets_free_gpus_of_its_own_and_a_busy_gpu_is_refused_with_its_holder(run_dir: Path) -> None:
+    # The run was handed GPUs 3 and 5 (a bench cell's CUDA_VISIBLE_DEVICES): jobs get those ids, never 0.
+    # No GPU is needed to check the assignment: each job prints what it was given.
+    tk = Toolkit(run_dir, devices=["3", "5"])
+    show = 'echo "gpus=$CUDA_VISIBLE_DEVICES"; sleep 30'
+    first = tk.start_job(show, "first")
+    second = tk.start_job(show, "second", gpus=1)
+    assert _until(lambda: "gpus=3" in tk.tail_job(first.record.id) and "gpus=5" in tk.tail_job(second.record.id))
+    assert first.record.devices == ["3"] and "GPU 3" in first.summary_line()
+    refused = tk.start_job(show, "third")
+    assert refused == (f"Not started: the job asks for 1 GPU(s) and 0 are free (GPU 3: {first.record.id}, GPU 5: "
+                       f"{second.record.id}); wait for a job to end (wait_for_job), stop one, or ask for fewer GPUs.")
+    assert tk.start_job(show, "too-big", gpus=3).startswith("Not started: the job asks for 3 GPU(s) and this run has 2")
+    assert "3 (" in tk.jobs.devices_line() and "5 (" in tk.jobs.devices_line()
+    tk.stop_job(first.record.id)
+    both = tk.start_job(show.replace("sleep 30", "true"), "after", gpus=1)
+    assert both.record.devices == ["3"]  # freed by the stopped job
+    tk.stop_job(second.record.id)
+
+
+def test_without_gpus_jobs_run_on_the_cpu_and_asking_for_one_says_so(run_dir: Path) -> None:
+    tk = Toolkit(run_dir)
+    plain = tk.start_job("true", "plain")
+    assert plain.record.devices is None
+    assert tk.start_job("true", "gpu", gpus=1) == ("Not started: the job asks for 1 GPU(s) and this run has none; "
+                                                   "start it without gpus: it runs on the CPU.")
+    assert tk.jobs.devices_line() == "This run has no GPU: jobs run on the CPU."

@@ -30,7 +30,8 @@ def main() -> None:
         write_big_file(run.workspace)
         time_steps(loop)
         events = [json.loads(line) for line in run.trace.read_text().splitlines()]
-        scale = loop.worker.context.scale if loop.worker else None
+        worker = next(iter(loop.workers.values()), None)
+        scale = worker.context.scale if worker else None
     prompts = [e["usage"]["input"] for e in events if e["kind"] == "model_response" and e["agent"] == "engineer"]
     outputs = [e["usage"]["output"] for e in events if e["kind"] == "model_response" and e["agent"] == "engineer"]
     print(f"engineer calls: {len(prompts)}; cap {args.cap} tokens; output per call median "

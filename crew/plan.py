@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from crew.durations import format_duration
+from crew.sizing import SIZES
 
 PHASES = ("baseline", "exploration", "main training", "final evaluation", "reserve")
 # Default shares of the budget; the supervisor changes them with update_plan.
@@ -25,7 +26,11 @@ class Plan:
 
     @classmethod
     def initial(cls, budget_s: float) -> Plan:
-        return cls([PlanItem(phase, round(budget_s * share / 60, 1)) for phase, share in DEFAULT_SHARES.items()])
+        plan = cls([PlanItem(phase, round(budget_s * share / 60, 1)) for phase, share in DEFAULT_SHARES.items()])
+        short = format_duration(SIZES[0][1] * budget_s)
+        plan.update("exploration", f"not started: short fixed-length experiments (≤ {short} each), one change each")
+        plan.update("main training", "not started: the exploration's winner, scaled up")
+        return plan
 
     def update(self, phase: str, status: str, minutes: float | None = None) -> str:
         """Set one item's status (and time); an unknown phase is added. Returns a line for the tool result."""

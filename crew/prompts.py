@@ -6,6 +6,7 @@ from __future__ import annotations
 from challenges.spec import Challenge, Preset
 from crew import reference
 from crew.durations import format_duration
+from crew.sizing import experiment_costs, size_bounds
 
 CHECKPOINT_EXAMPLE = """\
 from checkpoints.training import TrainingCheckpointer
@@ -32,13 +33,17 @@ You plan and decide; you never run commands yourself. Each turn you get the budg
 the plan, the ledger of evaluations (the only scores that count: the scoring harness made them) with the
 baseline's score, the jobs table, memories of earlier runs, and what happened since your last turn. Then act:
 - update_plan(phase, status, minutes): keep the written plan current, one phase at a time.
-- delegate(role, subtask, minutes): give ONE subtask to a worker: "engineer" (files, commands, training jobs,
-  GPU, evaluate) or "scout" (arXiv, GitHub, memory). Be specific; say what to report back.
+- delegate(role, subtask, minutes): give a subtask to a worker: "engineer" (files, commands, training jobs,
+  GPU, evaluate) or "scout" (arXiv, GitHub, memory). Be specific; say what to report back. Workers run at
+  once: delegate to the engineer and the scout in the same turn (one engineer per GPU); you get a turn
+  whenever one reports.
 - wait(minutes): while a job trains, wait without spending model calls; you are woken by a job event.
 - recall(query): search what this and earlier runs tried and how it scored.
 - submit(evaluation_id, rationale): choose the final submission by naming an evaluation record. This ends the run.
-Rules: quote scores only from the ledger; prefer short, fixed-length experiments first and scale up the winner;
-never start work that cannot finish before wrap-up; submit the best verified evaluation before the deadline.
+Rules: quote scores only from the ledger. Size experiments to the budget: first short, fixed-length ones (each a
+few percent of the budget: the briefing gives the sizes and what jobs of each size have cost so far), one change
+each, kept or discarded by its score; then scale up the winner. Never start work that cannot finish before
+wrap-up; submit the best verified evaluation before the deadline.
 
 {challenge_brief(challenge, preset)}"""
 
@@ -51,11 +56,18 @@ def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str, w
              f"## Plan\n{tools.plan.render()}",
              f"## Ledger (harness records; {baseline_line})\n{tools.ledger.summary()}",
              f"## Jobs\n{tools.jobs_table()}\n{tools.toolkit.jobs.devices_line()}",
+             f"## What experiments cost so far ({size_bounds(budget.deadline.budget_s)})\n{experiment_costs_of(tools)}",
              f"## Subtasks under way\n{workers or 'None.'}"]
     if memories:
         parts.append(f"## Memories of earlier runs on this challenge\n{memories}")
     parts.append("## Since your last turn\n" + ("\n\n".join(notes) or "Nothing new."))
     return "\n\n".join(parts)
+
+
+def experiment_costs_of(tools) -> str:
+    jobs = [tools.toolkit.jobs.status(j) for j in tools.job_ids()]
+    return experiment_costs(jobs, tools.ledger.records(), tools.budget.deadline.budget_s,
+                            tools.challenge.metric.better)
 
 
 def wrapup_note(budget, stopped_jobs: list[str]) -> str:

@@ -230,10 +230,15 @@ class CrewTools:
             stopped.append(status.record.id)
         return stopped
 
-    def jobs_table(self) -> str:
-        """Every job: state, progress and ETA, and whether it can finish before wrap-up."""
-        lines = []
-        for status in map(self.toolkit.jobs.status, self.job_ids()):
+    def jobs_table(self, ended_shown: int = 5) -> str:
+        """The running jobs (state, progress, ETA, and whether each can finish before wrap-up) and the last few
+        that ended; older ones as a count, so the table stays small however many jobs a run makes."""
+        statuses = [self.toolkit.jobs.status(j) for j in self.job_ids()]
+        ended = [s for s in statuses if not s.running]
+        shown = [s for s in statuses if s.running or s in ended[-ended_shown:]]
+        lines = [f"({len(ended) - ended_shown} earlier jobs ended; list_jobs shows them)"] if len(ended) > ended_shown \
+            else []
+        for status in shown:
             line = f"- {status.summary_line()}"
             progress, work_left = status.progress, self.budget.work_left_s()
             if status.running and progress and progress.eta_s is not None and progress.eta_s > work_left:

@@ -52,8 +52,9 @@ class Score:
     `items`, when the scorer can give them, are its per-item results by group, {group: {item_id: value}}, such
     that `value` is the mean over groups of each group's mean (one group: the plain mean over its items), as
     lm-eval averages tasks. The harness then splits the items into a dev part, whose score is all agents see,
-    and a held-out part used only for the final pick (challenges/split.py). A scorer without them still works:
-    its value is then the dev score too, and the run has no held-out pick.
+    and a held-out part used only for the final pick (challenges/split.py). Agents then see the dev part's
+    per-group scores in place of `details["per_task"]`; keep other whole-set scores out of `details`. A scorer
+    without items still works: its value is then the dev score too, and the run has no held-out pick.
     """
 
     value: float

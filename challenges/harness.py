@@ -260,14 +260,15 @@ def _read_result(record: Evaluation, result_file: Path, returncode: int) -> Eval
 
 def _apply_split(record: Evaluation, value: float, items: Any) -> Evaluation:
     """Dev, held-out and full scores from the scorer's value and per-item results. With a split, the details
-    agents see are the dev part's: the scorer's own may hold whole-set figures that, next to the dev score,
-    would give the held-out score away; they are kept in `split`."""
+    agents see have the dev part's per-group scores in place of the scorer's whole-set `per_task` figures,
+    which next to the dev score would give the held-out score away; the scorer's own are kept in `split`."""
     split = split_scores(value, items)
     record.score, record.heldout_score, record.full_score = split.dev, split.heldout, split.full
     record.split = split.to_dict()
     if split.heldout is not None:
         record.split["scorer_details"] = record.details
-        record.details = {"dev_items": split.dev_items,
+        record.details = {**{k: v for k, v in record.details.items() if k != "per_task"},
+                          "dev_items": split.dev_items,
                           "dev_per_group": {g: v["dev"] for g, v in split.per_group.items()}}
     return record
 

@@ -20,7 +20,8 @@ from challenges import Score
 def score(submission, ctx):
     items = json.loads(submission.read_text())
     value = sum(sum(v.values()) / len(v) for v in items.values()) / len(items)
-    return Score(value + float(ctx.preset == "off"), {"groups": sorted(items)}, items=items)
+    per_task = {g: sum(v.values()) / len(v) for g, v in items.items()}
+    return Score(value + float(ctx.preset == "off"), {"groups": sorted(items), "per_task": per_task}, items=items)
 """
 
 
@@ -56,8 +57,10 @@ def test_dev_heldout_and_full_scores_aggregate_as_the_scorer_does(tmp_path):
         assert (split["dev"] * n_dev + split["heldout"] * n_held) / (n_dev + n_held) == pytest.approx(split["full"])
     held = record.split["heldout_items"] / 70
     assert abs(held - HELDOUT_FRACTION) < 0.15 and record.split["dev_items"] + record.split["heldout_items"] == 70
-    # Agents see the dev part's details only; the scorer's own are kept apart.
-    assert set(record.details) == {"dev_items", "dev_per_group"} and record.split["scorer_details"]["groups"]
+    # Agents see the dev part's per-group scores and the scorer's other details; all of its own are kept apart.
+    assert record.details == {"groups": ["big", "small"], "dev_items": record.split["dev_items"],
+                              "dev_per_group": {g: s["dev"] for g, s in record.split["per_group"].items()}}
+    assert record.split["scorer_details"]["per_task"] == pytest.approx({"big": 20 / 60, "small": 0.45})
     saved = json.loads((tmp_path / "evaluations" / f"{record.id}.json").read_text())
     assert saved["heldout_score"] == record.heldout_score and saved["score"] == record.score
 

@@ -34,6 +34,9 @@ def main(challenge_dir: str, artifact: str, ctx_file: str, result_file: str) -> 
             if not isinstance(score, Score):
                 raise TypeError(f"score() must return challenges.Score, got {type(score).__name__}")
             result.update(score=float(score.value), details=score.details)
+            if score.items:
+                result["items"] = {str(group): {str(k): float(v) for k, v in values.items()}
+                                   for group, values in score.items.items()}
     except BaseException as err:  # the scorer's fault is the record's content, not ours to re-raise
         traceback.print_exc()
         result["error"] = f"scorer raised {type(err).__name__}: {err}"

@@ -47,10 +47,19 @@ class EnvironmentCheck:
 
 @dataclass
 class Score:
-    """A scorer's answer: the metric's value and any details worth keeping."""
+    """A scorer's answer: the metric's value and any details worth keeping.
+
+    `items`, when the scorer can give them, are its per-item results by group, {group: {item_id: value}}, such
+    that `value` is the mean over groups of each group's mean (one group: the plain mean over its items), as
+    lm-eval averages tasks. The harness then splits the items into a dev part, whose score is all agents see,
+    and a held-out part used only for the final pick (challenges/split.py). Agents then see the dev part's
+    per-group scores in place of `details["per_task"]`; keep other whole-set scores out of `details`. A scorer
+    without items still works: its value is then the dev score too, and the run has no held-out pick.
+    """
 
     value: float
     details: dict[str, Any] = field(default_factory=dict)
+    items: dict[str, dict[str, float]] | None = None
 
 
 @dataclass

@@ -25,6 +25,7 @@ from challenges.api import ScoreContext
 from challenges.atomic import atomic_write_json
 from challenges.processes import kill_group, start_group, stop_group
 from challenges.spec import Challenge
+from challenges.split import split_scores
 
 LOG_HEAD_BYTES = 256 * 1024
 LOG_TAIL_BYTES = 64 * 1024
@@ -40,7 +41,7 @@ class Evaluation:
     artifact: str  # the path the agent named
     sha256: str  # of the frozen copy, which is what was scored and what is submitted
     ok: bool
-    score: float | None
+    score: float | None  # the dev score: the only score agents see, and what they and the ledger rank by
     metric: dict[str, str]
     details: dict[str, Any] = field(default_factory=dict)
     violations: list[str] = field(default_factory=list)
@@ -52,6 +53,16 @@ class Evaluation:
     frozen: str = ""  # evaluations/<id>.frozen/<name>: a read-only copy made before scoring
     # What the crew knows of it as an experiment: hypothesis, parent, kind, commit, job, command, lesson.
     experiment: dict[str, Any] = field(default_factory=dict)
+    # Never shown to agents: the held-out part's score (None without per-item results), the scorer's value on
+    # the whole set, and how the split went (challenges/split.py; with a split, the scorer's own details too).
+    heldout_score: float | None = None
+    full_score: float | None = None
+    split: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def full(self) -> float | None:
+        """The scorer's value on the whole set (records made before the split: their one score)."""
+        return self.full_score if self.full_score is not None else self.score
 
     @property
     def submission_path(self) -> Path:
@@ -228,7 +239,7 @@ def _partial(record: Evaluation, partial_file: Path) -> Evaluation:
     record.details = {**partial.get("details", {}), "partial": f"{record.error}; this is the score it reported "
                                                               "before (ScoreContext.report_partial)"}
     record.error = ""
-    return record
+    return _apply_split(record, float(value), None)
 
 
 def _read_result(record: Evaluation, result_file: Path, returncode: int) -> Evaluation:
@@ -242,7 +253,23 @@ def _read_result(record: Evaluation, result_file: Path, returncode: int) -> Eval
     elif value is None or not math.isfinite(value):
         record.error = record.error or f"scorer returned a non-finite score {value!r}"
     else:
-        record.ok, record.score = True, float(value)
+        record.ok = True
+        return _apply_split(record, float(value), result.get("items"))
+    return record
+
+
+def _apply_split(record: Evaluation, value: float, items: Any) -> Evaluation:
+    """Dev, held-out and full scores from the scorer's value and per-item results. With a split, the details
+    agents see have the dev part's per-group scores in place of the scorer's whole-set `per_task` figures,
+    which next to the dev score would give the held-out score away; the scorer's own are kept in `split`."""
+    split = split_scores(value, items)
+    record.score, record.heldout_score, record.full_score = split.dev, split.heldout, split.full
+    record.split = split.to_dict()
+    if split.heldout is not None:
+        record.split["scorer_details"] = record.details
+        record.details = {**{k: v for k, v in record.details.items() if k != "per_task"},
+                          "dev_items": split.dev_items,
+                          "dev_per_group": {g: v["dev"] for g, v in split.per_group.items()}}
     return record
 
 

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PLACEHOLDERS = ("data_dir", "submission_dir", "budget_s")
+PLACEHOLDERS = ("data_dir", "submission_dir", "budget_s", "seed")
 # Without score_minutes, a preset keeps this much for scoring, or a quarter of its own length if that is
 # less: a three-minute smoke preset must not be refused for a ten-minute reserve before any scoring was timed.
 DEFAULT_SCORE_MINUTES = 10.0
@@ -47,6 +47,9 @@ class Preset:
     score_minutes: float | None = None  # time reserved at the end for the harness to score; None: the default
     disk_gb: float = 0.0  # free disk the prepared data and the work need (0: not stated)
     download_gb: float = 0.0  # what preparing downloads (0: nothing, or not stated)
+    # Baseline runs train and score the recipe this many times with seeds 0, 1, ... (each in an equal share of
+    # the budget; the command takes {seed}), so that their spread measures the baseline's noise.
+    baseline_seeds: int = 1
 
     def __post_init__(self) -> None:
         if self.score_minutes is None:
@@ -95,12 +98,13 @@ class Challenge:
             )
         return self.presets[name]
 
-    def baseline_command_line(self, data_dir: Path, submission_dir: Path, budget_s: float) -> str:
+    def baseline_command_line(self, data_dir: Path, submission_dir: Path, budget_s: float, seed: int = 0) -> str:
         """The baseline command with its placeholders filled; a leading `python` is this interpreter."""
         assert self.baseline_command is not None
         command = self.baseline_command.format(
             data_dir=shlex.quote(str(data_dir)),
             submission_dir=shlex.quote(str(submission_dir)),
             budget_s=int(budget_s),
+            seed=seed,
         )
         return re.sub(r"^python3?(?=\s)", shlex.quote(sys.executable), command)

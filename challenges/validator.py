@@ -14,7 +14,8 @@ from challenges.spec import PLACEHOLDERS, Challenge, Metric, Preset, default_sco
 
 TOP_KEYS = {"name", "title", "source", "metric", "submission", "rules", "presets", "baseline"}
 METRIC_KEYS = {"name", "direction", "success_threshold"}
-PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes", "disk_gb", "download_gb"}
+PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes", "disk_gb", "download_gb",
+               "baseline_seeds"}
 # A folder name on a case-sensitive file system and a URL path segment: `house-price`, `my_task`, `MNIST2`.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 NAME_RULE = "letters, digits, - and _, starting with a letter or digit (e.g. house-price or my_task)"
@@ -123,6 +124,10 @@ def _parse(folder: Path, raw: dict[str, Any], problems: list[Problem]) -> Challe
     forbidden = fields.strings(rules, "forbidden", "[rules].")
     presets = _parse_presets(fields, fields.table(raw, "presets", ""))
     command = _parse_baseline(folder, fields, fields.table(raw, "baseline", "", required=False))
+    seeded = [p.name for p in presets.values() if p.baseline_seeds > 1]
+    if seeded and command and "{seed}" not in command:
+        fields.add("[baseline].command", f"has no {{seed}}, and preset(s) {', '.join(seeded)} set baseline_seeds",
+                   "pass the seed to the recipe (e.g. --seed {seed}), or drop baseline_seeds")
     if problems:
         return None
     return Challenge(
@@ -153,6 +158,7 @@ def _parse_presets(fields: _Fields, table: dict[str, Any]) -> dict[str, Preset]:
                                         minimum=0.0, exclusive=True),
             disk_gb=fields.number(body, "disk_gb", prefix, default=0.0, minimum=0.0),
             download_gb=fields.number(body, "download_gb", prefix, default=0.0, minimum=0.0),
+            baseline_seeds=int(fields.number(body, "baseline_seeds", prefix, default=1, minimum=1, integer=True)),
         )
         if hours > 0 and preset.budget_s < preset.min_budget_s:
             fields.add(f"{prefix}hours", f"is {hours:g} ({preset.budget_s / 60:g} min), too short for its own scoring "

@@ -153,4 +153,5 @@ class CrewPolicy:
         note = end.reason if end.submitted is None else ""
         status = "submitted" if chosen is not None and chosen.ok else "no_submission"
         return Outcome(status, submission=chosen if status == "submitted" else None, note=note,
-                       steps=loop.state.step, usage=usage, unverified=loop.state.unverified)
+                       steps=loop.state.step, usage=usage, unverified=loop.state.unverified,
+                       supervisor_choice=chosen if end.submitted and chosen is not None else None)

@@ -10,6 +10,7 @@ from challenges.harness import Evaluation
 from challenges.spec import Challenge
 from checkpoints import atomic_write_json
 from crew.config import RunConfig
+from crew.reference import Baseline
 from crew.rundir import RunDir
 from crew.sandboxing import sandbox_record
 
@@ -37,6 +38,8 @@ class Outcome:
     usage: Usage = field(default_factory=Usage)
     unverified: list[dict[str, str]] = field(default_factory=list)  # numbers agents cited with no record
     interrupted: bool = False  # stopped by an outage, a signal or an error: `resume` continues it (exit 3)
+    supervisor_choice: Evaluation | None = None  # the record the supervisor submitted, if it did
+    pick: dict[str, Any] = field(default_factory=dict)  # how the submission was chosen (crew/final_pick.py)
 
 
 class Policy(Protocol):
@@ -51,11 +54,15 @@ class Policy(Protocol):
 
 
 def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elapsed_s: float,
-                 baseline_score: float | None) -> dict[str, Any]:
+                 baseline: Baseline | None) -> dict[str, Any]:
+    """The run's result. `score` is the submission's full score (the scorer's value on the whole set, the same
+    kind of score as the baseline's and as published numbers); its dev and held-out parts are beside it."""
     sub = outcome.submission
-    score = sub.score if sub else None
+    score = sub.full if sub else None
+    baseline_score = baseline.score if baseline else None
     improvement = (challenge.metric.improvement(score, baseline_score)
                    if score is not None and baseline_score is not None else None)
+    within_noise = baseline.within_noise(score) if baseline and score is not None else None
     return {
         "run_id": config.run_id, "challenge": config.challenge, "preset": config.preset,
         "models": {"model": config.model, "supervisor": config.supervisor_model, "worker": config.worker_model},
@@ -63,7 +70,16 @@ def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elap
         "resumable": outcome.interrupted,  # stopped early (exit 3): `research-crew resume` goes on
         "metric": {"name": challenge.metric.name, "direction": challenge.metric.direction},
         "score": score, "baseline_score": baseline_score, "improvement": improvement,
-        "success": improvement is not None and improvement >= challenge.metric.success_threshold,
+        "success": (improvement is not None and improvement >= challenge.metric.success_threshold
+                    and not within_noise),
+        # The baseline's seeds' scores and their spread; a score closer to the baseline than that spread is
+        # "within baseline noise": no evidence of an improvement, and never a success.
+        "baseline_noise": baseline.noise_record() if baseline else None,
+        "within_baseline_noise": within_noise,
+        "scores": ({"dev": sub.score, "heldout": sub.heldout_score, "full": sub.full,
+                    "split": {k: sub.split.get(k) for k in ("dev_items", "heldout_items", "note")}}
+                   if sub else None),
+        "pick": outcome.pick or None,
         "submission": ({"path": str(sub.submission_path), "sha256": sub.sha256, "evaluation": sub.id,
                         "artifact": sub.artifact} if sub else None),
         "budget_s": config.budget_s, "elapsed_s": round(elapsed_s, 1), "steps": outcome.steps,

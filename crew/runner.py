@@ -25,6 +25,7 @@ from crew.crew_policy import CrewPolicy
 from crew.devices import gpu_count
 from crew.durations import format_duration, parse_duration
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, EXIT_NO_SUBMISSION, CrewError
+from crew.final_pick import final_pick
 from crew.ledger import Ledger
 from crew.loop import LoopLimits
 from crew.results import Outcome, Policy, build_result, write_report, write_result
@@ -158,19 +159,35 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
                             memory=_memory(run, config), snapshot=snapshot)
     exit_code, outcome = _execute(policy)
     outcome.resumes = resumes
+    if config.model != "baseline" and outcome.submission is not None:
+        _pick_submission(run, challenge, outcome, trace)
     if outcome.submission is not None:  # what is submitted must be what was scored
         outcome.submission, changed = Ledger(run.evaluations, challenge).checked_submission(outcome.submission)
         if changed:
             trace.emit("submission_checked", note=changed)
             outcome.note = f"{outcome.note}; {changed}".strip("; ")
             outcome.status = "submitted" if outcome.submission else "no_submission"
-    if config.model == "baseline" and outcome.submission:  # the baseline policy's score is the reference
-        reference.record_baseline_score(challenge.name, preset.name, outcome.submission.score, run.run_id)
-    baseline_score = reference.baseline_score(challenge.name, preset.name)
-    write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(), baseline_score))
+    if config.model == "baseline" and outcome.submission:  # the baseline policy's scores are the reference
+        seeds = getattr(policy, "seed_records", None) or [outcome.submission]
+        reference.record_baseline_scores(challenge.name, preset.name, [r.full for r in seeds],
+                                         [r.score for r in seeds], run.run_id)
+    baseline = reference.baseline(challenge.name, preset.name)
+    write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(), baseline))
     trace.emit("run_finished", status=outcome.status, exit_code=exit_code, note=outcome.note)
     write_report(run, challenge)
     return exit_code, run
+
+
+def _pick_submission(run: RunDir, challenge: Challenge, outcome: Outcome, trace: Trace) -> None:
+    """However the crew ended (its supervisor's submit, the automatic best, an error), the final pick decides
+    what is submitted: the best held-out score among the top dev records (crew/final_pick.py)."""
+    pick = final_pick(Ledger(run.evaluations, challenge).records(), challenge, outcome.supervisor_choice)
+    if pick.submission is not None:
+        outcome.submission = pick.submission
+    outcome.pick = pick.to_dict()
+    # Ids only: held-out scores stay out of the trace, which a resumed crew's context may draw on.
+    trace.emit("final_pick", by=pick.by, evaluation=outcome.pick["evaluation"], dev_best=pick.dev_best,
+               supervisor_choice=pick.supervisor_choice, candidates=[c.id for c in pick.candidates])
 
 
 def _execute(policy: Policy) -> tuple[int, Outcome]:

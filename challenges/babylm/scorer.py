@@ -12,5 +12,4 @@ def check(submission: Path, ctx: ScoreContext) -> list[str]:
 
 
 def score(submission: Path, ctx: ScoreContext) -> Score:
-    accuracy, per_task = score_benchmark(submission, ctx, "blimp")
-    return Score(accuracy, {"per_task": per_task})
+    return score_benchmark(submission, ctx, "blimp")

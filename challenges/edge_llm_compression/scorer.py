@@ -26,8 +26,8 @@ def check(submission: Path, ctx: ScoreContext) -> list[str]:
 
 def score(submission: Path, ctx: ScoreContext) -> Score:
     meta = json.loads((ctx.data_dir / "meta.json").read_text())
-    accuracy, per_task = score_benchmark(submission, ctx, "mmlu")
+    mmlu = score_benchmark(submission, ctx, "mmlu")
     parameters = stored_parameters(submission)
-    return Score(accuracy, {"per_task": per_task, "parameters": parameters,
-                            "parameters_kept": parameters / meta["base_parameters"],
-                            "memory_limit_bytes": meta["memory_limit_bytes"]})
+    return Score(mmlu.value, {**mmlu.details, "parameters": parameters,
+                              "parameters_kept": parameters / meta["base_parameters"],
+                              "memory_limit_bytes": meta["memory_limit_bytes"]}, items=mmlu.items)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,20 @@ log = logging.getLogger(__name__)
 PRIMARY_METRICS = ("acc", "em", "f1", "exact_match")
 
 
+@dataclass
+class TaskResults:
+    """lm-eval's per-task results and, per task, its logged samples (each document's metric values)."""
+
+    results: dict[str, dict[str, Any]]
+    samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
 def evaluate_tasks(
     model_dir: Path, tasks: list[str], device: str, include_path: Path | None = None,
     batch_size: int = 8, limit: int | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Run lm-eval's simple_evaluate on a local Hugging Face model folder; return its per-task results."""
+) -> TaskResults:
+    """Run lm-eval's simple_evaluate on a local Hugging Face model folder; return its per-task results and
+    samples (log_samples: the per-document results the harness splits into dev and held-out parts)."""
     import lm_eval
     from lm_eval.tasks import TaskManager
 
@@ -30,23 +40,42 @@ def evaluate_tasks(
         batch_size=batch_size,
         limit=limit,
         task_manager=task_manager,
-        log_samples=False,
+        log_samples=True,
     )
-    return output["results"]
+    return TaskResults(output["results"], output.get("samples") or {})
 
 
 def mean_primary_metric(results: dict[str, dict[str, Any]]) -> tuple[float, dict[str, float]]:
     """Average each task's primary metric (accuracy where it has one); return the mean and the per-task values."""
-    per_task: dict[str, float] = {}
-    for task, metrics in sorted(results.items()):
-        for name in PRIMARY_METRICS:
-            value = metrics.get(f"{name},none")
-            if isinstance(value, int | float):
-                per_task[task] = float(value)
-                break
+    per_task = {task: float(metrics[f"{name},none"]) for task, (name, metrics) in _primary(results).items()}
     if not per_task:
         raise ValueError(f"lm-eval returned no accuracy-like metric; got tasks {sorted(results)}")
     return sum(per_task.values()) / len(per_task), per_task
+
+
+def primary_items(output: TaskResults, pooled_as: str | None = None) -> dict[str, dict[str, float]]:
+    """Each document's value of its task's primary metric, from the logged samples, grouped as the score
+    averages them: by task (the mean of task means, as `mean_primary_metric`), or all in one group named
+    `pooled_as` (a group score weighted by task size, as lm-eval's MMLU). Tasks without samples are left out;
+    the harness then finds the items do not reproduce the score and makes no split."""
+    items: dict[str, dict[str, float]] = {}
+    for task, (name, _) in _primary(output.results).items():
+        for sample in output.samples.get(task, []):
+            value = sample.get(name)
+            if isinstance(value, int | float | bool):
+                group, item = (pooled_as, f"{task}/{sample['doc_id']}") if pooled_as else (task, str(sample["doc_id"]))
+                items.setdefault(group, {})[item] = float(value)
+    return items
+
+
+def _primary(results: dict[str, dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Per task, the name of its primary metric (the first of PRIMARY_METRICS it reports) and its metrics."""
+    found = {}
+    for task, metrics in sorted(results.items()):
+        name = next((n for n in PRIMARY_METRICS if isinstance(metrics.get(f"{n},none"), int | float)), None)
+        if name is not None:
+            found[task] = (name, metrics)
+    return found
 
 
 def resolve_tasks(names: list[str] | tuple[str, ...]) -> tuple[dict[str, set[tuple[str, str | None]]], list[str]]:

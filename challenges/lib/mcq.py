@@ -13,11 +13,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from challenges.api import ScoreContext
-from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.api import Score, ScoreContext
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric, primary_items
 from challenges.lib.lm_tasks import write_jsonl, write_task_yaml
 
 HUB_TASKS = {"mmlu": "mmlu", "blimp": "blimp"}
+# lm-eval's MMLU group weights its tasks by size (a mean over all questions); BLiMP's averages task means.
+POOLED_HUB_GROUPS = {"mmlu"}
 LETTERS = ["A", "B", "C", "D"]
 
 # lm-eval's prompts for these tasks, so that a model sees the same text offline as on the hub tasks.
@@ -56,23 +58,30 @@ def write_smoke_items(private_dir: Path, benchmark: str, count: int = 80) -> Non
         write_jsonl(Path(private_dir) / benchmark / f"{task}.jsonl", items)
 
 
-def score_benchmark(model_dir: Path, ctx: ScoreContext, benchmark: str) -> tuple[float, dict[str, float]]:
-    """Mean accuracy on a benchmark: its hub task on full presets, its local tasks otherwise."""
+def score_benchmark(model_dir: Path, ctx: ScoreContext, benchmark: str) -> Score:
+    """Mean accuracy on a benchmark (its hub task on full presets, its local tasks otherwise), with the
+    per-task accuracies as details and the per-question results as items."""
     local = sorted((Path(ctx.private_dir) / benchmark).glob("*.jsonl"))
     if ctx.preset != "smoke" and benchmark in HUB_TASKS:
-        results = evaluate_tasks(model_dir, [HUB_TASKS[benchmark]], ctx.device, batch_size=8)
-        group = results.get(HUB_TASKS[benchmark], {})
+        output = evaluate_tasks(model_dir, [HUB_TASKS[benchmark]], ctx.device, batch_size=8)
+        group = output.results.get(HUB_TASKS[benchmark], {})
         if isinstance(group.get("acc,none"), int | float):  # the group's own average, as lm-eval reports it
-            return float(group["acc,none"]), {benchmark: float(group["acc,none"])}
-        return mean_primary_metric(results)
+            pooled = benchmark if benchmark in POOLED_HUB_GROUPS else None
+            return Score(float(group["acc,none"]), {"per_task": {benchmark: float(group["acc,none"])}},
+                         items=primary_items(output, pooled_as=pooled))
+        return _mean_score(output)
     if not local:
         raise FileNotFoundError(f"no {benchmark} items under {ctx.private_dir}; was the data prepared?")
     task_dir = Path(ctx.scratch_dir) / "lm_eval_tasks" / benchmark
     names = [path.stem for path in local]
     for name, path in zip(names, local, strict=True):
         write_task_yaml(task_dir, name, path, PROMPTS[benchmark], tag=f"{benchmark}-local")
-    results = evaluate_tasks(model_dir, names, ctx.device, include_path=task_dir, batch_size=16)
-    return mean_primary_metric(results)
+    return _mean_score(evaluate_tasks(model_dir, names, ctx.device, include_path=task_dir, batch_size=16))
+
+
+def _mean_score(output) -> Score:
+    mean, per_task = mean_primary_metric(output.results)
+    return Score(mean, {"per_task": per_task}, items=primary_items(output))
 
 
 def _four_choices(rng: random.Random, right: str, wrong: Iterator[str]) -> tuple[list[str], int]:

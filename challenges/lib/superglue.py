@@ -11,7 +11,7 @@ import random
 from pathlib import Path
 
 from challenges.api import Score, ScoreContext
-from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric, primary_items
 from challenges.lib.lm_tasks import write_task_yaml
 
 FULL_TASKS = ["super-glue-lm-eval-v1"]
@@ -76,11 +76,11 @@ def score_superglue(model_dir: Path, ctx: ScoreContext) -> Score:
     """Mean accuracy over SuperGLUE tasks (the smoke set on the smoke preset)."""
     if ctx.preset == "smoke":
         include = write_smoke_task_yaml(ctx.private_dir, ctx.scratch_dir / "lm_eval_tasks")
-        results = evaluate_tasks(model_dir, SMOKE_TASKS, ctx.device, include_path=include, batch_size=16)
+        output = evaluate_tasks(model_dir, SMOKE_TASKS, ctx.device, include_path=include, batch_size=16)
     else:
-        results = evaluate_tasks(model_dir, FULL_TASKS, ctx.device, batch_size=16)
-    mean, per_task = mean_primary_metric(results)
-    return Score(mean, {"per_task": per_task, "tasks": sorted(per_task)})
+        output = evaluate_tasks(model_dir, FULL_TASKS, ctx.device, batch_size=16)
+    mean, per_task = mean_primary_metric(output.results)
+    return Score(mean, {"per_task": per_task, "tasks": sorted(per_task)}, items=primary_items(output))
 
 
 def _boolq_item(rng: random.Random) -> dict:

@@ -23,5 +23,5 @@ def check(submission: Path, ctx: ScoreContext) -> list[str]:
 
 
 def score(submission: Path, ctx: ScoreContext) -> Score:
-    accuracy, per_task = score_benchmark(submission, ctx, "mmlu")
-    return Score(accuracy, {"per_task": per_task, "parameters": stored_parameters(submission)})
+    mmlu = score_benchmark(submission, ctx, "mmlu")
+    return Score(mmlu.value, {**mmlu.details, "parameters": stored_parameters(submission)}, items=mmlu.items)

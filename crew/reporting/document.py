@@ -38,8 +38,8 @@ class Document:
 
 
 def build_document(h: RunHistory, title: str, with_plots: bool = True) -> Document:
-    return Document(title, [_summary(h), _plan(h, with_plots), _evaluations(h, with_plots), _curves(h, with_plots),
-                            _experiments(h), _hypotheses(h),
+    return Document(title, [_summary(h), *_final_pick(h), _plan(h, with_plots), _evaluations(h, with_plots),
+                            _curves(h, with_plots), _experiments(h), _hypotheses(h),
                             _usage(h, with_plots), _claims(h), _events(h), *_baseline_log(h)])
 
 
@@ -53,8 +53,8 @@ def _summary(h: RunHistory) -> Section:
         ("challenge", f"{snap.config.get('challenge')} ({r.get('preset', snap.config.get('preset'))} preset)"),
         ("model", str((r.get("models") or {}).get("model", snap.config.get("model")))),
         ("metric", f"{snap.metric.get('name', '?')} ({snap.metric.get('direction', '?')})"),
-        ("score", f"{num(r.get('score'))}, baseline: {num(r.get('baseline_score'))}, "
-                  f"improvement: {pct(r.get('improvement'))}"),
+        ("score", f"{num(r.get('score'))} (full set), baseline: {num(r.get('baseline_score'))}, "
+                  f"improvement: {pct(r.get('improvement'))}{_noise(r)}"),
         ("time", f"{format_duration(r.get('elapsed_s', snap.elapsed_s))} of "
                  f"{format_duration(r.get('budget_s', snap.budget_s))}"),
         ("steps", f"{r.get('steps', snap.steps)}, resumes: {r.get('resumes', snap.resumes)}"),
@@ -64,6 +64,37 @@ def _summary(h: RunHistory) -> Section:
         ("sandbox", _sandbox(r.get("sandbox") or sandbox_record(snap.config))),
     ]
     return Section("Summary", facts=facts)
+
+
+def _noise(r: dict[str, Any]) -> str:
+    noise = r.get("baseline_noise")
+    if not noise:
+        return ""
+    band = f"baseline seeds {', '.join(num(s) for s in noise['seed_scores'])}, spread {num(noise['spread'])}"
+    return f" — WITHIN BASELINE NOISE ({band})" if r.get("within_baseline_noise") else f" ({band})"
+
+
+def _final_pick(h: RunHistory) -> list[Section]:
+    """How the submission was chosen: the held-out scores of the top dev records (crew/final_pick.py)."""
+    r = h.result
+    pick, scores = r.get("pick"), r.get("scores")
+    if not pick or not scores:
+        return []
+    split = scores.get("split") or {}
+    facts = [("chosen by", "held-out score among the top dev records" if pick["by"] == "held-out"
+              else "dev score (no held-out pick)"),
+             ("submission", f"{pick['evaluation']}: dev {num(scores['dev'])}, held-out {num(scores['heldout'])}, "
+                            f"full {num(scores['full'])} ({split.get('dev_items', 0)} dev / "
+                            f"{split.get('heldout_items', 0)} held-out items)"),
+             ("dev-best", f"{pick['dev_best']}" + (" (not submitted)" if pick["differs_from_dev_best"] else "")),
+             ("supervisor's choice", f"{pick['supervisor_choice'] or 'none'}"
+              + (" (overruled)" if pick.get("differs_from_supervisor") else ""))]
+    if pick.get("note") or split.get("note"):
+        facts.append(("note", "; ".join(n for n in (pick.get("note"), split.get("note")) if n)))
+    table = Table(["evaluation", "dev", "held-out", "full"],
+                  [[c["evaluation"] + (" (submitted)" if c["evaluation"] == pick["evaluation"] else ""),
+                    num(c["dev"]), num(c["heldout"]), num(c["full"])] for c in pick["candidates"]])
+    return [Section("Final pick", facts=facts, tables=[("Candidates", table)])]
 
 
 def _sandbox(record: dict[str, Any]) -> str:

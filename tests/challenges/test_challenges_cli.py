@@ -69,4 +69,4 @@ def test_edge_llm_compression_smoke_run_submits_a_scored_model(tmp_path):
     assert result["metric"] == {"name": "mmlu_acc", "direction": "max"}
     evaluation = json.loads((run_dir / "evaluations" / f"{result['submission']['evaluation']}.json").read_text())
     assert evaluation["violations"] == [] and evaluation["details"]["parameters_kept"] == 1.0  # fits in float16
-    assert set(evaluation["details"]["per_task"]) == {"smoke_mmlu_arithmetic", "smoke_mmlu_counting"}
+    assert set(evaluation["details"]["dev_per_group"]) == {"smoke_mmlu_arithmetic", "smoke_mmlu_counting"}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from challenges.lib.mcq import score_benchmark, smoke_items, write_smoke_items
+from challenges.split import mean_of_groups
 from tests.challenges.builders import context, tiny_model
 
 
@@ -22,7 +25,12 @@ def test_blimp_and_cosmosqa_local_tasks_run_through_lm_eval(tmp_path):
     for benchmark in ("blimp", "cosmosqa"):
         write_smoke_items(ctx.private_dir, benchmark, count=12)
     model = tiny_model(tmp_path / "model", "qwen2")
-    blimp, per_task = score_benchmark(model, ctx, "blimp")
-    assert set(per_task) == {"smoke_blimp_agreement", "smoke_blimp_determiner"} and 0 <= blimp <= 1
-    cosmosqa, per_task = score_benchmark(model, ctx, "cosmosqa")
-    assert set(per_task) == {"smoke_cosmosqa"} and 0 <= cosmosqa <= 1
+    blimp = score_benchmark(model, ctx, "blimp")
+    assert set(blimp.details["per_task"]) == {"smoke_blimp_agreement", "smoke_blimp_determiner"}
+    assert 0 <= blimp.value <= 1
+    # One item per generated sentence pair, grouped by task: their mean of task means is the score itself.
+    assert {task: len(items) for task, items in blimp.items.items()} == {
+        "smoke_blimp_agreement": 12, "smoke_blimp_determiner": 12}
+    assert mean_of_groups(blimp.items) == pytest.approx(blimp.value, abs=1e-9)
+    cosmosqa = score_benchmark(model, ctx, "cosmosqa")
+    assert set(cosmosqa.details["per_task"]) == {"smoke_cosmosqa"} and 0 <= cosmosqa.value <= 1

@@ -30,7 +30,9 @@ def test_scripted_crew_trains_evaluates_and_submits_minipile(tmp_path, monkeypat
     assert result["status"] == "submitted" and math.isfinite(result["score"])
     assert result["submission"]["evaluation"] == "eval-0001"
     record = json.loads((run_dir / "evaluations" / "eval-0001.json").read_text())
-    assert record["score"] == result["score"] and record["artifact"].endswith("workspace/model")
+    assert record["full_score"] == result["score"] and record["artifact"].endswith("workspace/model")
+    # lm-eval's per-document results give the record a dev and a held-out score (challenges/split.py)
+    assert record["heldout_score"] is not None and record["split"]["heldout_items"] > 0
 
     events = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
     calls = [(e["agent"], c["name"]) for e in events if e["kind"] == "model_response"

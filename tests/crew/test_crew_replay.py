@@ -20,7 +20,7 @@ def test_replayed_crew_submits_the_harness_score_and_traces_every_step(tmp_path,
     responses = kinds(events, "model_response")
     assert [e["agent"] for e in responses] == ["supervisor", "engineer", "engineer", "engineer", "supervisor"]
     assert len(kinds(events, "tool_results")) == len(responses)
-    assert [e["kind"] for e in events][-2:] == ["crew_usage", "run_finished"]
+    assert [e["kind"] for e in events][-3:] == ["crew_usage", "final_pick", "run_finished"]
     state = json.loads((run.state / "latest.json").read_text())
     assert state["step"] == 5 and "supervisor" in state["contexts"]
 

@@ -39,10 +39,16 @@ def test_smoke_run_submits_a_scored_model(tmp_path):
 
     # The submitted score is a harness record, and the record matches the artifact on disk.
     evaluation = json.loads((run_dir / "evaluations" / f"{result['submission']['evaluation']}.json").read_text())
-    assert evaluation["ok"] and evaluation["score"] == result["score"]
+    assert evaluation["ok"] and evaluation["full_score"] == result["score"] == result["scores"]["full"]
     submitted = run_dir / "workspace" / "submission"
     assert evaluation["sha256"] == result["submission"]["sha256"] == artifact_sha256(submitted)
-    assert set(evaluation["details"]["per_task"]) == {"smoke_boolq", "smoke_cb", "smoke_copa"}
+    # lm-eval's per-document results split the generated SuperGLUE items (3 x 100) into dev and held-out parts;
+    # the scorer's per-task figures (whole-set ones) are kept apart from what agents see.
+    split = evaluation["split"]
+    assert split["dev_items"] + split["heldout_items"] == 300 and evaluation["heldout_score"] is not None
+    assert evaluation["score"] == result["scores"]["dev"] and set(evaluation["details"]["dev_per_group"]) == {
+        "smoke_boolq", "smoke_cb", "smoke_copa"}
+    assert set(split["scorer_details"]["per_task"]) == {"smoke_boolq", "smoke_cb", "smoke_copa"}
 
     events = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))

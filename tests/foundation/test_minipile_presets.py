@@ -11,9 +11,10 @@ import sys
 import pytest
 
 from challenges.data import prepare_data
-from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric
+from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric, primary_items
 from challenges.lib.superglue import FULL_TASKS
 from challenges.loader import load_challenge, load_module
+from challenges.split import mean_of_groups
 
 RECIPE = load_challenge("minipile").directory / "baseline" / "train.py"
 
@@ -81,6 +82,8 @@ def test_full_scoring_runs_lm_eval_superglue_from_the_hub(tmp_path, recipe):
     model.save_pretrained(tmp_path / "model")
     for file in tokenizer_dir.iterdir():
         shutil.copy(file, tmp_path / "model" / file.name)
-    results = evaluate_tasks(tmp_path / "model", FULL_TASKS, "cpu", limit=4)
-    mean, per_task = mean_primary_metric(results)
+    output = evaluate_tasks(tmp_path / "model", FULL_TASKS, "cpu", limit=4)
+    mean, per_task = mean_primary_metric(output.results)
     assert {"boolq", "cb", "copa", "sglue_rte", "wic", "wsc"} <= set(per_task) and 0 <= mean <= 1
+    # Every task's documents come back as items whose mean of task means is the score (the held-out split).
+    assert mean_of_groups(primary_items(output)) == pytest.approx(mean, abs=1e-9)

@@ -10,6 +10,7 @@ from typing import Any
 from challenges.harness import Evaluation, best_evaluation, frozen_intact, load_evaluations
 from challenges.spec import Challenge
 from checkpoints import atomic_write_json
+from crew.reference import Baseline, baseline
 
 NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%?)")
 METRIC_WORDS = ("score", "accuracy", "acc", "superglue", "mmlu", "blimp", "bleu", "rouge", "metric", "result",
@@ -24,9 +25,11 @@ class Claim:
     context: str
 
 
-def experiment_row(r: Evaluation) -> str:
+def experiment_row(r: Evaluation, baseline: Baseline | None = None) -> str:
     e = r.experiment
     outcome = f"score {r.score:.4f}" if r.ok else f"FAILED: {r.error[:80]}"
+    if r.ok and baseline is not None and baseline.within_dev_noise(r.score):
+        outcome += " (within baseline noise)"
     link = f"{e.get('kind', 'draft')}" + (f" of {e['parent']}" if e.get("parent") else "")
     text = f"- {r.id} [{link}] {outcome} ({Path(r.artifact).name})"
     if e.get("hypothesis"):
@@ -78,7 +81,8 @@ class Ledger:
         shown = records[-last:]
         if best is not None and best not in shown:
             shown.insert(0, best)
-        lines += [experiment_row(r) for r in shown]
+        found = baseline(self.challenge.name, records[-1].preset)
+        lines += [experiment_row(r, found) for r in shown]
         return "\n".join(lines)
 
     def unverified_claims(self, text: str) -> list[Claim]:

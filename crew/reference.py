@@ -38,6 +38,13 @@ class Baseline:
             return None
         return abs(score - self.score) <= self.spread
 
+    def within_dev_noise(self, dev_score: float) -> bool | None:
+        """The same test in dev scores: what an experiment row the agents see can be marked with."""
+        dev = self.dev_scores
+        if len(dev) < 2:
+            return None
+        return abs(dev_score - sum(dev) / len(dev)) <= max(dev) - min(dev)
+
     def noise_record(self) -> dict[str, Any] | None:
         if self.spread is None:
             return None

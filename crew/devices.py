@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/kfd")  # NVIDIA's driver, and AMD's (ROCm builds of torch use cuda too)
 
 
 def gpu_count() -> int:
     """CUDA GPUs that torch can train on (a CPU-only torch on a GPU box counts as none)."""
+    if not any(Path(node).exists() for node in GPU_DEVICE_NODES):
+        return 0  # no driver: no need to import torch (seconds) to learn it
     import torch
 
     return torch.cuda.device_count() if torch.cuda.is_available() else 0

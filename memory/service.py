@@ -153,7 +153,10 @@ class Memory:
         `filters` narrows the search: any of challenge, preset, run_id, outcome (a value or a list of
         values, e.g. {"challenge": "minipile", "outcome": ["improved", "inconclusive"]}).
         """
-        return self._search(self._embed(query), k, self._where(filters))
+        where = self._where(filters)
+        if self._empty(HYPOTHESES):  # nothing to find: no need to load the embedding model (seconds)
+            return []
+        return self._search(self._embed(query), k, where)
 
     # -- research log ---------------------------------------------------------------------------
 
@@ -182,6 +185,8 @@ class Memory:
 
         `filters` may hold challenge and run_id.
         """
+        if self._empty(LOG):
+            return []
         vector, where = self._embed(query), codec.where_clause(filters)
         hits: dict[str, LogHit] = {}
         for store in self.stores:
@@ -209,6 +214,9 @@ class Memory:
         return render_digest(hits, max_tokens, count_tokens)
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _empty(self, collection: str) -> bool:
+        return all(store.count(collection) == 0 for store in self.stores)
 
     def _embed(self, text: str) -> list[float]:
         if self._embedder is None:

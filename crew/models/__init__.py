@@ -1,23 +1,29 @@
-"""Model clients behind the specs of DESIGN.md: Anthropic, OpenAI(-compatible), retries, usage and prices."""
+"""Model clients behind the specs of DESIGN.md: Anthropic, OpenAI(-compatible), retries, usage and prices.
 
-from crew.models.anthropic_client import AnthropicChatCompletionClient
-from crew.models.errors import ModelError, ModelOutage
-from crew.models.factory import make_client
-from crew.models.openai_client import OpenAIClient, make_openai_client
-from crew.models.retry import RetryingClient, is_transient
-from crew.models.usage import CallUsage, Price, cost_usd, price_for
+The names load on first use: the SDKs take seconds to import, and a replayed or baseline run needs none.
+"""
 
-__all__ = [
-    "AnthropicChatCompletionClient",
-    "CallUsage",
-    "ModelError",
-    "ModelOutage",
-    "OpenAIClient",
-    "Price",
-    "RetryingClient",
-    "cost_usd",
-    "is_transient",
-    "make_client",
-    "make_openai_client",
-    "price_for",
-]
+from importlib import import_module
+from typing import Any
+
+_WHERE = {
+    "AnthropicChatCompletionClient": "anthropic_client",
+    "CallUsage": "usage",
+    "ModelError": "errors",
+    "ModelOutage": "errors",
+    "OpenAIClient": "openai_client",
+    "Price": "usage",
+    "RetryingClient": "retry",
+    "cost_usd": "usage",
+    "is_transient": "retry",
+    "make_client": "factory",
+    "make_openai_client": "openai_client",
+    "price_for": "usage",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'crew.models' has no attribute {name!r}")
+    return getattr(import_module(f"crew.models.{_WHERE[name]}"), name)

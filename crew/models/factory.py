@@ -7,9 +7,7 @@ from typing import Any
 
 from autogen_core.models import ChatCompletionClient
 
-from crew.models.anthropic_client import AnthropicChatCompletionClient
 from crew.models.errors import ModelError
-from crew.models.openai_client import make_openai_client
 from crew.models.retry import RetryingClient
 from crew.specs import parse_spec
 
@@ -25,7 +23,12 @@ def _key(variable: str, spec: str) -> str:
 def make_client(spec_text: str, **retry_options: Any) -> ChatCompletionClient:
     """A client for an API model spec, wrapped in RetryingClient (retry_options go to it)."""
     spec = parse_spec(spec_text)
+    # Each SDK is imported only when its client is made (seconds each).
+    if spec.kind == "openai":
+        from crew.models.openai_client import make_openai_client
     if spec.kind == "anthropic":
+        from crew.models.anthropic_client import AnthropicChatCompletionClient
+
         inner: ChatCompletionClient = AnthropicChatCompletionClient(
             spec.model, api_key=_key("ANTHROPIC_API_KEY", str(spec))
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import inspect
 import logging
 import random
@@ -15,10 +16,6 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
-import anthropic
-import httpx
-import httpx2
-import openai
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_core.tools import Tool, ToolSchema
@@ -29,19 +26,26 @@ from crew.models.errors import ModelOutage
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = {408, 409, 429}
-CONNECTION_ERRORS = (
-    anthropic.APIConnectionError,  # APITimeoutError is a subclass
-    openai.APIConnectionError,
-    httpx.TransportError,
-    httpx2.TransportError,
-    TimeoutError,
-    ConnectionError,
-)
 OnRetry = Callable[[int, float, BaseException], Any]
 
 
+@functools.cache
+def _sdk_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(status errors, connection errors) of the SDKs, imported on the first error: the SDKs take seconds to
+    import and a replayed run needs none."""
+    import anthropic
+    import httpx
+    import httpx2
+    import openai
+
+    connection = (anthropic.APIConnectionError,  # APITimeoutError is a subclass
+                  openai.APIConnectionError, httpx.TransportError, httpx2.TransportError, TimeoutError,
+                  ConnectionError)
+    return (anthropic.APIStatusError, openai.APIStatusError), connection
+
+
 def status_of(err: BaseException) -> int | None:
-    if isinstance(err, anthropic.APIStatusError | openai.APIStatusError):
+    if isinstance(err, _sdk_errors()[0]):
         return err.status_code
     return None
 
@@ -50,7 +54,7 @@ def is_transient(err: BaseException) -> bool:
     status = status_of(err)
     if status is not None:
         return status in RETRY_STATUS or status >= 500
-    return isinstance(err, CONNECTION_ERRORS)
+    return isinstance(err, _sdk_errors()[1])
 
 
 def retry_after_s(err: BaseException) -> float | None:

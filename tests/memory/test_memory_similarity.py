@@ -38,3 +38,15 @@ def test_propose_returns_earlier_outcome_not_itself(open_memory):
     assert [s.hypothesis.id for s in second.similar] == [first.hypothesis.id]
     assert "tried in run run-a: improved by 2.9%" in str(second)
     assert second.hypothesis.id != first.hypothesis.id
+
+
+def test_an_empty_store_answers_without_loading_the_embedding_model(tmp_path, open_memory):
+    from memory import Memory
+
+    mem = Memory(tmp_path / "runs" / "fresh", run_id="fresh", challenge="minipile", preset="smoke",
+                 global_dir=tmp_path / "global-fresh")
+    assert mem.recall("anything") == [] and mem.search_log("anything") == []
+    assert mem._embedder is None  # a first run starts seconds sooner: there was nothing to compare with
+    mem.log_step("tried a longer warm-up: no change")
+    assert [h.entry.summary for h in mem.search_log("warm-up")] == ["tried a longer warm-up: no change"]
+    mem.close()

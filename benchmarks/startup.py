@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import yaml
+from crew_rig import toy_challenge
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = {"supervisor": [{"tool_calls": [{"name": "delegate", "arguments": {
@@ -32,21 +33,6 @@ SCRIPT = {"supervisor": [{"tool_calls": [{"name": "delegate", "arguments": {
                        {"tool_calls": [{"name": "report", "arguments": {
                            "changed": "answer.txt", "commands": "none", "evaluations": ["eval-0001"],
                            "learned": "0.75 scores", "proposes": "submit"}}]}]}
-TOML = """name = "toy"
-title = "Toy"
-[metric]
-name = "value"
-direction = "max"
-[submission]
-description = "a file with a number"
-[presets.smoke]
-hours = 0.05
-gpus = 0
-score_minutes = 0.5
-"""
-SCORER = "from challenges import Score\n\ndef score(path, ctx):\n    return Score(float(path.read_text()))\n"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -55,10 +41,7 @@ def main() -> None:
     repos = [ROOT, *([args.also.resolve()] if args.also else [])]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "challenges" / "toy").mkdir(parents=True)
-        (root / "challenges" / "toy" / "challenge.toml").write_text(TOML)
-        (root / "challenges" / "toy" / "task.md").write_text("Write a number into a file; higher is better.\n")
-        (root / "challenges" / "toy" / "scorer.py").write_text(SCORER)
+        toy_challenge(root / "challenges")
         (root / "script.yaml").write_text(yaml.safe_dump(SCRIPT))
         times: dict[Path, list[float]] = {repo: [] for repo in repos}
         for n in range(args.runs):

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 STOP_GRACE_S = 30.0  # time the recipe gets after SIGTERM to checkpoint and write its model
 JOB_NAME = "baseline"
 POLL_S = 0.5
+USED_SAVE_EVERY_S = 2.0
 
 
 class BaselinePolicy:
@@ -37,6 +38,7 @@ class BaselinePolicy:
         env = scrubbed_env(extra={"PYTHONUNBUFFERED": "1", "OMP_WAIT_POLICY": "PASSIVE"})  # no spinning threads
         self.jobs = JobManager(run.jobs, cwd=challenge.directory, env=env, grace_s=STOP_GRACE_S)
         self.seed_records: list[Evaluation] = []  # every seed's scored record, for the reference
+        self._used_saved_at = -USED_SAVE_EVERY_S
 
     @property
     def scoring_reserve_s(self) -> float:
@@ -116,6 +118,7 @@ class BaselinePolicy:
         reserve_s = self.scoring_reserve_s if reserve_s is None else reserve_s
         try:
             while (status := self.jobs.status(job_id)).running:
+                self._save_used()
                 if self.deadline.time_left_s() < reserve_s - STOP_GRACE_S:
                     log.warning("baseline recipe passed its time; stopping it (SIGTERM, then SIGKILL)")
                     status = self.jobs.stop(job_id)
@@ -127,6 +130,12 @@ class BaselinePolicy:
             raise CrewError("interrupted while the baseline recipe ran; it was stopped and saved a checkpoint",
                             f"continue with `research-crew resume {self.run.root}`",
                             exit_code=EXIT_INTERRUPTED) from None
+
+    def _save_used(self) -> None:
+        """Save the budget used (for the active clock) every few seconds while the recipe runs."""
+        if time.monotonic() - self._used_saved_at >= USED_SAVE_EVERY_S:
+            self.deadline.save_used(self.run.state)
+            self._used_saved_at = time.monotonic()
 
     def score(self, submission: Path) -> Evaluation:
         timeout_s = max(self.deadline.time_left_s(), 1.0)  # the reserve kept for scoring; never past the deadline

@@ -7,7 +7,6 @@ import logging
 import os
 import shutil
 import signal
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -131,10 +130,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err
     snapshot = load_snapshot(run.state)
-    if config.budget_clock == "active" and snapshot:  # only the time the run was alive counts
-        deadline = Deadline(time.time() - snapshot["active_s"], config.budget_s)
-    else:
-        deadline = Deadline(config.started_at, config.budget_s)
+    deadline = Deadline.resume(config.budget_clock, config.started_at, config.budget_s, run.state)
     resumes = sum(e["kind"] == "resumed" for e in trace.events()) + 1
     say(f"resuming {run.root} at step {snapshot['step'] if snapshot else 0} "
         f"({format_duration(deadline.time_left_s())} left); resume #{resumes}")

@@ -37,8 +37,8 @@ def save_loop(loop: Any) -> None:
         "step": loop.state.step, "loop": asdict(loop.state), "plan": loop.tools.plan.to_dict(),
         "usage": loop.meter.to_dict(), "clients": client_positions(loop.clients, sessions.values()),
         "known_jobs": loop.known_jobs(), "known_evaluations": loop.known_evaluations(), "trace_seq": loop.trace.seq,
-        "saved_at": time.time(), "active_s": loop.budget.deadline.elapsed_s(),
-        "contexts": {name: s.saved_context for name, s in sessions.items()}})
+        "saved_at": time.time(), "contexts": {name: s.saved_context for name, s in sessions.items()}})
+    loop.budget.deadline.save_used(loop.state_dir)
 
 
 def restore_loop(loop: Any, snapshot: dict[str, Any], journal: dict[str, dict[str, Any]]) -> None:

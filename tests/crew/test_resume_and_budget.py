@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.crew.helpers import ENGINEER_OK, call, kinds, run_crew
-from tests.foundation.helpers import write_challenge
+from tests.foundation.helpers import TOML, write_challenge
 
 CLI = shutil.which("research-crew")
 SLOW_ENGINEER = [call("write_file", path="notes.txt", content="start"),
@@ -185,3 +185,33 @@ def test_active_budget_clock_does_not_count_downtime(tmp_path):
     result = json.loads((run_dir / "result.json").read_text())
     assert result["status"] == "submitted"
     assert result["elapsed_s"] <= time.time() - began - 6
+
+
+def test_active_budget_clock_resumes_a_baseline_run_without_its_downtime(tmp_path):
+    """The baseline policy saves the time it used too: killed while its recipe runs and resumed after a pause,
+    its clock goes on from the time used, not from the first start (it used to resume on wall time)."""
+    toml = TOML.format(name="toy") + '\n[baseline]\ncommand = "python recipe.py {submission_dir}"\n'
+    folder = write_challenge(tmp_path / "challenges", "toy", toml=toml)
+    # The recipe: a few seconds of "training", then the artifact (a number the scorer reads).
+    (folder / "recipe.py").write_text("import sys, time\ntime.sleep(4)\nopen(sys.argv[1], 'w').write('0.5')\n")
+    env = {**os.environ, "RESEARCH_CREW_CHALLENGE_PATH": str(tmp_path / "challenges"),
+           "RESEARCH_CREW_MEMORY_DIR": str(tmp_path / "memory")}
+    run_dir = tmp_path / "baseline-active"
+    proc = subprocess.Popen([CLI, "run", "toy", "--preset", "smoke", "--model", "baseline", "--budget", "3m",
+                             "--budget-clock", "active", "--run-dir", str(run_dir)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    used = run_dir / "state" / "clock.json"
+    while proc.poll() is None and not used.exists():  # killed once the policy has saved the time it used
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert used.exists(), "the baseline run ended before it saved the time it used"
+    used_s = json.loads(used.read_text())["used_s"]
+    down_from = time.time()
+    time.sleep(8)  # the run is down: with the active clock this does not count
+    resumed = subprocess.run([CLI, "resume", str(run_dir)], env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["status"] == "submitted"
+    # elapsed = the time used before the kill + the resumed part; the 8 s down are not in it
+    assert result["elapsed_s"] <= used_s + (time.time() - down_from - 8) + 1.0

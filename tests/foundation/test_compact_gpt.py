@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import signal
 import time
 from itertools import islice
 
@@ -27,14 +26,6 @@ RECIPE = load_challenge("minipile").directory / "baseline" / "train.py"
 @pytest.fixture(scope="module")
 def recipe():
     return load_module(RECIPE, "minipile_recipe_for_gpt_tests")
-
-
-@pytest.fixture(autouse=True)
-def _restore_signal_handlers():
-    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGUSR1)}
-    yield
-    for sig, handler in saved.items():
-        signal.signal(sig, handler)
 
 
 def tiny_config(recipe, vocab: int = 300):

@@ -156,7 +156,7 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     else:
         policy = CrewPolicy(run, challenge, preset, deadline, trace, ctx, parse_spec(config.supervisor_model),
                             parse_spec(config.worker_model), limits=LoopLimits(max_cost_usd=config.max_cost_usd),
-                            memory=_memory(run, config), snapshot=snapshot)
+                            memory=None if challenge.blind else _memory(run, config), snapshot=snapshot)
     exit_code, outcome = _execute(policy)
     outcome.resumes = resumes
     if config.model != "baseline" and outcome.submission is not None:
@@ -181,7 +181,9 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
 def _pick_submission(run: RunDir, challenge: Challenge, outcome: Outcome, trace: Trace) -> None:
     """However the crew ended (its supervisor's submit, the automatic best, an error), the final pick decides
     what is submitted: the best held-out score among the top dev records (crew/final_pick.py)."""
-    pick = final_pick(Ledger(run.evaluations, challenge).records(), challenge, outcome.supervisor_choice)
+    # Blind: the supervisor chose without seeing a score, so the harness's own best record decides.
+    choice = None if challenge.blind else outcome.supervisor_choice
+    pick = final_pick(Ledger(run.evaluations, challenge).records(), challenge, choice)
     if pick.submission is not None:
         outcome.submission = pick.submission
     outcome.pick = pick.to_dict()

@@ -120,15 +120,18 @@ def requirements_check(challenge: Challenge) -> Check:
     """The challenge's `[environment] requirements` against what is installed; nothing is installed here."""
     if not challenge.requirements:
         return Check("requirements", SKIP, "the challenge states no Python requirements")
+    import os
+
     from challenges.requirements import unmet
 
-    missing = unmet(challenge.requirements)
+    missing = unmet(challenge.requirements, os.environ.get("PYTHONPATH", "").split(os.pathsep))
     if not missing:
         return Check("requirements", OK, f"met: {', '.join(challenge.requirements)}")
     listing = "; ".join(f"{spec} ({found})" for spec, found in missing)
     specs = " ".join(f"'{spec}'" for spec, _ in missing)
     return Check("requirements", FAIL, f"not met: {listing}",
-                 f"install them into the environment you run from (pip install {specs}), or pass --skip-checks")
+                 f"run with --install-requirements (a folder of the run's own), install them yourself "
+                 f"(pip install {specs}), or pass --skip-checks")
 
 
 # -- what the preset downloads --------------------------------------------------------------------------

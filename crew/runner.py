@@ -56,6 +56,7 @@ class RunRequest:
     sandbox: str = "bwrap"
     agent_network: str = "on"
     skip_checks: bool = False  # start even when a quick doctor check fails
+    install_requirements: bool = False  # install unmet [environment] requirements into the run's own folder
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -74,6 +75,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     sandbox, agent_network = parse_choice(request.sandbox, request.agent_network)
     check_sandbox(sandbox, baseline=spec.kind == "baseline")
     device = _check_device(challenge, preset)
+    requirements_env = _requirements_env(challenge, say) if request.install_requirements else None
     if not request.skip_checks:
         _preflight(challenge, preset)
     if request.run_dir and Path(request.run_dir).exists():
@@ -96,6 +98,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         started_at=deadline.started_at,
         device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
         budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network,
+        requirements_env=str(requirements_env) if requirements_env else None,
     )
     config.save(run.run_toml)
     place_data(run.workspace / DATA_DIR, data.data_dir, bound=sandbox == "bwrap" and spec.kind != "baseline")
@@ -124,6 +127,8 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
         say(f"run {run.root} had already finished: {result['status']}")
         return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
     check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True)
+    if config.requirements_env:
+        _put_first_on_pythonpath(Path(config.requirements_env))
     try:
         challenge = load_challenge(Path(config.challenge_dir))
         preset = challenge.preset(config.preset)
@@ -252,6 +257,28 @@ def _memory(run: RunDir, config: RunConfig):
     except MemoryStoreError as err:
         log.warning("memory is off for this run: %s", err)
         return None
+
+
+def _requirements_env(challenge: Challenge, say: Callable[[str], None]) -> Path | None:
+    """--install-requirements: what the challenge's [environment] requirements lack, installed into a folder of its
+    own under the cache and put first on this run's PYTHONPATH (its recipe, jobs and scorer); the user's
+    environment is left as it is."""
+    from challenges.data import cache_root
+    from challenges.requirements import install, unmet
+
+    if not unmet(challenge.requirements):
+        return None
+    try:
+        folder = install(challenge.requirements, cache_root() / "envs")
+    except ChallengeError as err:
+        raise CrewError(err.message, err.hint) from err
+    _put_first_on_pythonpath(folder)
+    say(f"requirements installed into {folder}, for this run's processes only")
+    return folder
+
+
+def _put_first_on_pythonpath(folder: Path) -> None:
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
 def _check_budget(challenge: Challenge, preset: Preset, budget_s: float) -> None:

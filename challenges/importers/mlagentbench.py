@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomli_w
+from packaging.requirements import Requirement
 
 from challenges.api import ChallengeError
 from challenges.lib.mlagentbench import DATA_VARIABLE
+from challenges.requirements import unmet
 from challenges.validator import NAME_PATTERN
 
 # Upstream names each task's metric and its direction only in the research problem's prose or the paper.
@@ -49,6 +51,9 @@ train_accuracy = model.score(ResourceX, TargetY)
 val_accuracy = model.score(ResourceX_test, TargetY_test)
 """,
 }
+# Versions a starter needs that its files do not say: vectorization's train.py stops with "ValueError: setting an
+# array element with a sequence" under NumPy 2.4 (it assigns a 1-element array to an array element).
+CONSTRAINTS = {"vectorization": ["numpy<2.4"]}
 IMPORT_TO_PIP = {"sklearn": "scikit-learn", "cv2": "opencv-python", "PIL": "Pillow", "yaml": "PyYAML",
                  "torch_geometric": "torch-geometric", "absl": "absl-py", "skimage": "scikit-image",
                  "tensorflow_datasets": "tensorflow-datasets", "dm_haiku": "dm-haiku", "haiku": "dm-haiku"}
@@ -217,7 +222,12 @@ def analyse(task_dir: Path, upstream: Upstream, report: TaskReport) -> Facts:
     gpus = 1 if modules & GPU_MODULES else 0
     if gpus and not _gpu_here():
         report.reasons.append("needs a GPU (upstream runs it on one device); none here")
-    requirements = sorted({IMPORT_TO_PIP.get(m, m) for m in modules} | set(_requirements_txt(task_dir)))
+    constrained = CONSTRAINTS.get(task_dir.name, [])
+    names = {IMPORT_TO_PIP.get(m, m) for m in modules} - {Requirement(c).name for c in constrained}
+    requirements = sorted(names | set(_requirements_txt(task_dir)) | set(constrained))
+    if unmet_constraints := unmet(constrained):
+        report.reasons.append("needs " + ", ".join(f"{spec} ({found})" for spec, found in unmet_constraints)
+                              + ": run with --install-requirements")
     report.missing_packages = sorted(IMPORT_TO_PIP.get(m, m) for m in modules if importlib.util.find_spec(m) is None)
     if report.missing_packages:
         report.reasons.append(f"missing packages: {', '.join(report.missing_packages)}")
@@ -422,7 +432,7 @@ def _imports(paths: list[Path], local: set[str]) -> set[str]:
 
 
 def _requirements_txt(task_dir: Path) -> list[str]:
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
 
     lines = []
     for path in (task_dir / "env" / "requirements.txt", task_dir / "scripts" / "requirements.txt"):

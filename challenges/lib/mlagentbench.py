@@ -135,8 +135,12 @@ def timed_score(submission: Path, ctx: ScoreContext, entry: str, repeats: int = 
             raise ChallengeError(f"{entry} failed on timing run {attempt + 1} (exit {done.returncode}): "
                                  f"{done.stderr[-1000:]}")
         runs.append(round(elapsed, 4))
-    return Score(statistics.median(runs), details={"runs_s": runs, "measured": f"wall time of python {entry}, "
-                                                   f"median of {repeats}; the submission's own figure is ignored"})
+    details = {"runs_s": runs, "measured": f"wall time of python {entry}, median of {repeats}; the submission's own "
+                                           "figure is ignored"}
+    claimed = submission / "submission.csv"
+    if claimed.is_file():  # kept for comparison only
+        details["self_reported"] = claimed.read_text(encoding="utf-8", errors="replace")[:40].strip()
+    return Score(statistics.median(runs), details=details)
 
 
 def run_starter(challenge_dir: Path, data_dir: Path, out_dir: Path, budget_s: float, entry: str,
@@ -150,6 +154,8 @@ def run_starter(challenge_dir: Path, data_dir: Path, out_dir: Path, budget_s: fl
         fill_blank(work / entry, fill.read_text(encoding="utf-8"))
     _link_data(data_dir, work)
     done = subprocess.run([sys.executable, entry], cwd=work, timeout=max(60.0, budget_s))
+    if done.returncode != 0:
+        return done.returncode  # nothing is submitted from a failed run
     out_dir.mkdir(parents=True, exist_ok=True)
     for path in work.iterdir():  # what the script wrote and the code that wrote it; not the data links
         if path.is_file() and not path.is_symlink():

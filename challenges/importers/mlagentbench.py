@@ -231,7 +231,8 @@ def analyse(task_dir: Path, upstream: Upstream, report: TaskReport) -> Facts:
     report.missing_packages = sorted(IMPORT_TO_PIP.get(m, m) for m in modules if importlib.util.find_spec(m) is None)
     if report.missing_packages:
         report.reasons.append(f"missing packages: {', '.join(report.missing_packages)}")
-    report.metric, report.direction = METRICS.get(task_dir.name) or _guess_metric(problem, report)
+    report.metric, report.direction = METRICS.get(task_dir.name) or (
+        ("runtime_s", "min") if self_reported else _guess_metric(problem, report))
     report.reference_score = upstream.references.get(task_dir.name)
     report.read_only = [line.strip().removeprefix("./") for line in _read(scripts / "read_only_files.txt").splitlines()
                         if line.strip()]

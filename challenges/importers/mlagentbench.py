@@ -304,7 +304,7 @@ def _scorer(task: str, facts: Facts) -> str:
         return NO_SCORER.format(task=task)
     if facts.self_reported:
         return TIMED_SCORER.format(task=task, entry=facts.entry)
-    return SCORER.format(task=task)
+    return SCORER.format(task=task, kaggle=facts.kaggle)
 
 
 PREPARE = '''"""MLAgentBench {task}: upstream's prepare.py, run unchanged (challenges/lib/mlagentbench.py)."""
@@ -324,6 +324,12 @@ from pathlib import Path
 
 from challenges import Score, ScoreContext
 from challenges.lib import mlagentbench
+
+KAGGLE = {kaggle!r}
+
+
+def environment_checks(preset: str) -> list:
+    return mlagentbench.data_source_checks(KAGGLE)
 
 
 def check(submission: Path, ctx: ScoreContext) -> list[str]:

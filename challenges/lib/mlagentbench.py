@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from challenges.api import ChallengeError, DatasetUnavailable, Score, ScoreContext
+from challenges.api import ChallengeError, DatasetUnavailable, EnvironmentCheck, Score, ScoreContext
 
 DATA_VARIABLE = "MLAGENTBENCH_DATA"
 FILL_START = "# ***********************************************"
@@ -63,6 +63,18 @@ def check_data_source(kaggle: str | None) -> Path | None:
         "credentials is here",
         f"download {kaggle}.zip from {url} (accept the competition's rules there) into a folder and set "
         f"{DATA_VARIABLE} to that folder (or install the kaggle CLI with ~/.kaggle/kaggle.json)")
+
+
+def data_source_checks(kaggle: str | None) -> list[EnvironmentCheck]:
+    """For `research-crew doctor`: can the Kaggle zip be had here (a local folder, or the Kaggle CLI)?"""
+    if not kaggle:
+        return []
+    try:
+        folder = check_data_source(kaggle)
+    except DatasetUnavailable as err:
+        return [EnvironmentCheck("Kaggle data", "fail", err.message, err.hint)]
+    where = f"{folder}/{kaggle}.zip" if folder else "the Kaggle CLI with credentials (needs the network)"
+    return [EnvironmentCheck("Kaggle data", "ok", f"{kaggle} from {where}")]
 
 
 def prepare(ctx: ScoreContext, kaggle: str | None = None) -> None:

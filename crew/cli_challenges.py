@@ -40,8 +40,11 @@ def challenges_show(name: Annotated[str, typer.Argument(help="challenge name or 
     except ChallengeError as error:
         fail(error)
     out.print(f"[bold]{escape(c.title)}[/] ({c.name}) — {escape(c.source)}\nfolder: {c.directory}")
+    against = "the baseline policy" if c.reference_score is None else f"the reference score {c.reference_score:g}"
     out.print(f"metric: {c.metric.name}, {c.metric.direction}; success = {c.metric.success_threshold:.0%} "
-              "better than the baseline policy")
+              f"better than {against}" + ("; blind: agents see no score" if c.blind else ""))
+    if c.requirements:
+        out.print(f"requirements: {', '.join(c.requirements)}", markup=False)
     out.print(f"submission: {c.submission}", markup=False)
     for p in c.presets.values():
         needs = (f"{p.gpus} GPU(s) of {p.gpu_memory_gb:g} GB" if p.gpus else "CPU") + (

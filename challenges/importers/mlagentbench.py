@@ -201,11 +201,12 @@ def analyse(task_dir: Path, upstream: Upstream, report: TaskReport) -> Facts:
                                   f"{kaggle}.zip in a folder and set {DATA_VARIABLE} to it)")
     elif downloads := _network(prepare_src):
         report.reasons.append(f"data source unreachable offline: prepare.py downloads ({', '.join(downloads)})")
-    if has_score and (downloads := _network(eval_src)):
+    # What prepare fetched into env/ is found there when eval.py or the starter runs (both run in the prepared env/).
+    if has_score and (downloads := [d for d in _network(eval_src) if d not in _network(prepare_src)]):
         report.reasons.append(f"a download while scoring (eval.py: {', '.join(downloads)}): the scoring sandbox "
                               "has no network")
     starter_src = "\n".join(_read(p) for p in sorted(env.glob("*.py")))
-    if downloads := _network(starter_src):
+    if downloads := [d for d in _network(starter_src) if d not in _network(prepare_src)]:
         report.reasons.append(f"the starter downloads when it runs ({', '.join(downloads)})")
     self_reported = (has_score and "__file__" not in eval_src and not _network(eval_src)
                      and bool(TIMING_WORDS.search(problem)))

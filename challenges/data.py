@@ -99,11 +99,40 @@ def fingerprint(challenge: Challenge) -> str:
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     for path in sorted(imported_package_files(folder / "prepare.py")):
         digest.update(str(path.relative_to(PACKAGE_ROOT.parent)).encode() + b"\0" + path.read_bytes())
+    _hash_external_inputs(challenge, digest)
     key = digest.hexdigest()[:12]  # a capped preparation (RESEARCH_CREW_ROW_LIMIT) is never taken for a full one
     return key if row_limit() is None else f"{key}-rows{row_limit()}"
 
 
 PACKAGE_ROOT = Path(__file__).resolve().parent  # challenges/
+
+
+def _hash_external_inputs(challenge: Challenge, digest) -> None:
+    """What prepare declares it reads from outside the folder ([prepare] env and paths): each variable's value,
+    and the content of the file or folder a variable or path names, so that a new competition zip given from
+    outside prepares afresh."""
+    for name in challenge.prepare_env:
+        value = os.environ.get(name)
+        digest.update(f"env:{name}={value}".encode() + b"\0")
+        if value and Path(value).expanduser().exists():
+            _hash_tree(Path(value).expanduser(), digest)
+    for text in challenge.prepare_paths:
+        path = Path(text).expanduser()
+        path = path if path.is_absolute() else challenge.directory / path
+        digest.update(f"path:{text}".encode() + b"\0")
+        _hash_tree(path, digest)
+
+
+def _hash_tree(path: Path, digest) -> None:
+    if not path.exists():
+        digest.update(b"missing\0")
+        return
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode() + b"\0")
+        with open(file, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
 
 
 def imported_package_files(start: Path) -> set[Path]:

@@ -221,7 +221,7 @@ def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: S
     if record.timed_out:
         record.error = f"scorer exceeded its time limit of {timeout_s:.0f}s and was stopped"
     elif result_file.is_file():
-        return _read_result(record, result_file, proc.returncode)
+        return _read_result(record, result_file, proc.returncode, challenge.metric.sentinels)
     else:
         record.error = f"scorer process exited with code {proc.returncode} without a result; see the log"
     return _partial(record, ctx.partial_file)
@@ -242,12 +242,25 @@ def _partial(record: Evaluation, partial_file: Path) -> Evaluation:
     return _apply_split(record, float(value), None)
 
 
-def _read_result(record: Evaluation, result_file: Path, returncode: int) -> Evaluation:
+def score_violation(value: Any, sentinels: tuple[float, ...] = ()) -> str | None:
+    """Why a scorer's value is no score: missing, not finite, or a sentinel the challenge declares for "could not
+    score" (a finite 1e10 on any error would otherwise be recorded, and ranked, as a real score)."""
+    if value is None or not isinstance(value, int | float) or not math.isfinite(value):
+        return f"scorer returned a non-finite score {value!r}"
+    if float(value) in sentinels:
+        return f"scorer returned {value!r}, the challenge's sentinel for a submission it could not score"
+    return None
+
+
+def _read_result(record: Evaluation, result_file: Path, returncode: int, sentinels: tuple[float, ...] = ()
+                 ) -> Evaluation:
     result = json.loads(result_file.read_text(encoding="utf-8"))
     record.violations = result.get("violations", [])
     record.details = result.get("details", {})
     record.error = result.get("error", "")
     value = result.get("score")
+    if not record.violations and "error" not in result and (why := score_violation(value, sentinels)):
+        record.violations = [why]
     if record.violations:
         record.error = record.error or f"{len(record.violations)} rule violation(s)"
     elif value is None or not math.isfinite(value):

@@ -48,6 +48,19 @@ score_minutes = 0.5
 
 [baseline]
 command = "python baseline/train.py --data {data_dir} --out {submission_dir} --budget-s {budget_s}"
+# reference_score = 1.0        # a fixed reference (e.g. a peer suite's published baseline): success is judged
+                               # against it; the baseline policy's measured score is reported beside it
+
+[environment]
+requirements = []              # pip specifiers the code needs, e.g. ["seaborn>=0.13"]: checked by doctor and
+                               # run, installed only with `run --install-requirements`
+
+[feedback]
+agents = "dev"                 # or "none": blind, agents see no score (the harness still records it)
+
+# [prepare]                    # what prepare reads from outside this folder: part of the data cache key
+# env = ["MY_DATA_DIR"]        # variables (a variable naming a file or folder: its content counts too)
+# paths = ["~/downloads/my.zip"]
 ''',
     "task.md": '''\
 # $name

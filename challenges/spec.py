@@ -24,6 +24,9 @@ class Metric:
     name: str
     direction: str  # "max" or "min"
     success_threshold: float = 0.10
+    # Values a scorer returns for "could not score" (MLAgentBench's vectorization returns 1e10 on any error):
+    # the harness records them as violations, never as scores.
+    sentinels: tuple[float, ...] = ()
 
     def better(self, a: float, b: float) -> bool:
         """True when score `a` is strictly better than `b`."""
@@ -79,6 +82,18 @@ class Challenge:
     baseline_command: str | None = None
     builtin: bool = False
     extra: dict = field(default_factory=dict)
+    # A fixed reference (a peer suite's published baseline): when set, success is judged against it; the
+    # baseline policy's measured score is still reported beside it.
+    reference_score: float | None = None
+    requirements: tuple[str, ...] = ()  # pip specifiers the challenge's code needs ([environment])
+    agent_feedback: str = "dev"  # "dev": evaluate shows agents the dev score; "none": blind, agents see no score
+    # What prepare reads from outside the folder ([prepare] env / paths): part of the data cache key.
+    prepare_env: tuple[str, ...] = ()
+    prepare_paths: tuple[str, ...] = ()
+
+    @property
+    def blind(self) -> bool:
+        return self.agent_feedback == "none"
 
     @property
     def task_text(self) -> str:

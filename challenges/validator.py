@@ -12,8 +12,11 @@ from typing import Any
 
 from challenges.spec import PLACEHOLDERS, Challenge, Metric, Preset, default_score_minutes
 
-TOP_KEYS = {"name", "title", "source", "metric", "submission", "rules", "presets", "baseline"}
-METRIC_KEYS = {"name", "direction", "success_threshold"}
+TOP_KEYS = {"name", "title", "source", "metric", "submission", "rules", "presets", "baseline", "environment",
+            "feedback", "prepare"}
+METRIC_KEYS = {"name", "direction", "success_threshold", "sentinels"}
+BASELINE_KEYS = {"command", "reference_score"}
+FEEDBACK_CHOICES = ("dev", "none")
 PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes", "disk_gb", "download_gb",
                "baseline_seeds"}
 # A folder name on a case-sensitive file system and a URL path segment: `house-price`, `my_task`, `MNIST2`.
@@ -122,8 +125,24 @@ def _parse(folder: Path, raw: dict[str, Any], problems: list[Problem]) -> Challe
     rules = fields.table(raw, "rules", "", required=False)
     allowed = fields.strings(rules, "allowed", "[rules].")
     forbidden = fields.strings(rules, "forbidden", "[rules].")
+    sentinels = fields.numbers(metric_raw, "sentinels", "[metric].")
     presets = _parse_presets(fields, fields.table(raw, "presets", ""))
-    command = _parse_baseline(folder, fields, fields.table(raw, "baseline", "", required=False))
+    baseline_raw = fields.table(raw, "baseline", "", required=False)
+    fields.unknown_keys(baseline_raw, BASELINE_KEYS, "[baseline].")
+    command = _parse_baseline(folder, fields, baseline_raw)
+    reference = fields.number(baseline_raw, "reference_score", "[baseline].", default=float("nan"))
+    reference_score = None if reference != reference else reference  # NaN: not given
+    requirements = _parse_requirements(fields, fields.table(raw, "environment", "", required=False))
+    feedback = fields.table(raw, "feedback", "", required=False)
+    fields.unknown_keys(feedback, {"agents"}, "[feedback].")
+    agent_feedback = str(feedback.get("agents", "dev"))
+    if agent_feedback not in FEEDBACK_CHOICES:
+        fields.add("[feedback].agents", f"is {agent_feedback!r}, neither 'dev' nor 'none'",
+                   'set agents = "dev" (agents see dev scores) or "none" (blind: agents see no score)')
+    prepare_raw = fields.table(raw, "prepare", "", required=False)
+    fields.unknown_keys(prepare_raw, {"env", "paths"}, "[prepare].")
+    prepare_env = fields.strings(prepare_raw, "env", "[prepare].")
+    prepare_paths = fields.strings(prepare_raw, "paths", "[prepare].")
     seeded = [p.name for p in presets.values() if p.baseline_seeds > 1]
     if seeded and command and "{seed}" not in command:
         fields.add("[baseline].command", f"has no {{seed}}, and preset(s) {', '.join(seeded)} set baseline_seeds",
@@ -132,8 +151,10 @@ def _parse(folder: Path, raw: dict[str, Any], problems: list[Problem]) -> Challe
         return None
     return Challenge(
         name=name, title=title, directory=folder.resolve(), source=str(raw.get("source", "")),
-        metric=Metric(metric_name, direction, threshold), submission=submission, presets=presets,
+        metric=Metric(metric_name, direction, threshold, tuple(sentinels)), submission=submission, presets=presets,
         allowed=tuple(allowed), forbidden=tuple(forbidden), baseline_command=command,
+        reference_score=reference_score, requirements=tuple(requirements), agent_feedback=agent_feedback,
+        prepare_env=tuple(prepare_env), prepare_paths=tuple(prepare_paths),
     )
 
 
@@ -169,8 +190,22 @@ def _parse_presets(fields: _Fields, table: dict[str, Any]) -> dict[str, Preset]:
     return presets
 
 
+def _parse_requirements(fields: _Fields, table: dict[str, Any]) -> list[str]:
+    fields.unknown_keys(table, {"requirements"}, "[environment].")
+    requirements = fields.strings(table, "requirements", "[environment].")
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for text in requirements:
+        try:
+            Requirement(text)
+        except InvalidRequirement as err:
+            fields.add("[environment].requirements", f"{text!r} is not a pip specifier: {err}",
+                       'write it as pip would take it, e.g. "seaborn>=0.13" or "numpy<2.4"')
+    return requirements
+
+
 def _parse_baseline(folder: Path, fields: _Fields, table: dict[str, Any]) -> str | None:
-    if not table:
+    if not table or ("command" not in table and "reference_score" in table):
         return None
     command = fields.text(table, "command", "[baseline].")
     if not command:
@@ -232,6 +267,14 @@ class _Fields:
             self.add(f"{prefix}{key}", f"must be a list of text, got {value!r}", f'write {key} = ["..."]')
             return []
         return value
+
+    def numbers(self, raw: dict[str, Any], key: str, prefix: str) -> list[float]:
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                                  for v in value):
+            self.add(f"{prefix}{key}", f"must be a list of numbers, got {value!r}", f"write {key} = [1e10]")
+            return []
+        return [float(v) for v in value]
 
     def number(self, raw: dict[str, Any], key: str, prefix: str, default: float | None = None,
                minimum: float | None = None, exclusive: bool = False, integer: bool = False) -> float:

@@ -40,8 +40,11 @@ def challenges_show(name: Annotated[str, typer.Argument(help="challenge name or 
     except ChallengeError as error:
         fail(error)
     out.print(f"[bold]{escape(c.title)}[/] ({c.name}) — {escape(c.source)}\nfolder: {c.directory}")
+    against = "the baseline policy" if c.reference_score is None else f"the reference score {c.reference_score:g}"
     out.print(f"metric: {c.metric.name}, {c.metric.direction}; success = {c.metric.success_threshold:.0%} "
-              "better than the baseline policy")
+              f"better than {against}" + ("; blind: agents see no score" if c.blind else ""))
+    if c.requirements:
+        out.print(f"requirements: {', '.join(c.requirements)}", markup=False)
     out.print(f"submission: {c.submission}", markup=False)
     for p in c.presets.values():
         needs = (f"{p.gpus} GPU(s) of {p.gpu_memory_gb:g} GB" if p.gpus else "CPU") + (
@@ -91,4 +94,40 @@ def challenges_new(
     out.print(f"next: export {PATH_VARIABLE}={escape(str(parent))}, then `research-crew run {name} --preset smoke "
               "--model baseline`; see docs/CHALLENGES.md", highlight=False)
     if problems:
+        raise typer.Exit(EXIT_BAD_INPUT)
+
+
+import_app = typer.Typer(help="Write research-crew challenges from a peer benchmark suite's own files.",
+                         no_args_is_help=True)
+challenges_app.add_typer(import_app, name="import")
+
+
+@import_app.command("mlagentbench")
+def import_mlagentbench(
+    path: Annotated[Path, typer.Argument(help="an MLAgentBench checkout, or one benchmarks/<task> folder")],
+    task: Annotated[str | None, typer.Option("--task", help="import this task only")] = None,
+    all_tasks: Annotated[bool, typer.Option("--all", help="import every task of the checkout")] = False,
+    into: Annotated[Path, typer.Option("--into", help="where the challenge folders go")] = Path("mlagentbench"),
+) -> None:
+    """One challenge folder per MLAgentBench task (upstream's files verbatim), and a report of which run here."""
+    from challenges.importers.mlagentbench import import_tasks
+
+    if task and all_tasks:
+        fail(ChallengeError("--task and --all exclude each other", "give one of them"))
+    try:
+        reports = import_tasks(path, into, task, all_tasks)
+    except ChallengeError as error:
+        fail(error)
+    table = Table("task", "metric", "upstream reference", "runs here offline", "why not / notes", "missing packages")
+    for r in reports:
+        verdict = "[green]yes[/]" if r.runnable_offline else "[red]no[/]"
+        reference = "-" if r.reference_score is None else f"{r.reference_score:g}"
+        why = "; ".join(r.reasons + r.notes)
+        table.add_row(r.task, f"{r.metric} ({r.direction})", reference, verdict, escape(why),
+                      ", ".join(r.missing_packages) or "-")
+    out.print(table)
+    written = [r for r in reports if r.folder is not None]
+    out.print(f"wrote {len(written)} of {len(reports)} challenge folder(s) under {escape(str(into))}; "
+              f"use them with: export {PATH_VARIABLE}={escape(str(Path(into).resolve()))}", highlight=False)
+    if len(written) < len(reports):
         raise typer.Exit(EXIT_BAD_INPUT)

@@ -34,6 +34,9 @@ def run(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
     skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail")] = False,
+    install_requirements: Annotated[bool, typer.Option(
+        "--install-requirements", help="install the challenge's unmet [environment] requirements into a folder of "
+                                       "the run's own (never into your environment)")] = False,
 ) -> None:
     """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
     from crew.runner import RunRequest, start_run
@@ -43,7 +46,7 @@ def run(
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
                          budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network,
-                         skip_checks=skip_checks)
+                         skip_checks=skip_checks, install_requirements=install_requirements)
     try:
         from crew.reporting.live import run_with_panel
 

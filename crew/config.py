@@ -29,6 +29,7 @@ class RunConfig:
     budget_clock: str = "wall"  # "wall": downtime counts, as in the competitions; "active": only time alive
     sandbox: str = "bwrap"  # agents' commands and jobs: "bwrap" or "none" (an integrity warning); resume keeps it
     agent_network: bool = True
+    requirements_env: str | None = None  # the folder `--install-requirements` installed into (PYTHONPATH first)
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

@@ -39,7 +39,7 @@ class Check:
 def run_checks(challenge: Challenge, preset: Preset, model_spec: str | None = None, quick: bool = False,
                ) -> list[Check]:
     """Every check for the preset; `quick` keeps to those `run` needs before preparing (GPU, disk, hub)."""
-    checks = [gpu_check(preset), disk_check(challenge, preset)]
+    checks = [gpu_check(preset), disk_check(challenge, preset), requirements_check(challenge)]
     checks += hub_checks(challenge, preset)
     if quick:
         return checks
@@ -114,6 +114,24 @@ def _existing(path: Path) -> Path:
     while not path.exists():
         path = path.parent
     return path
+
+
+def requirements_check(challenge: Challenge) -> Check:
+    """The challenge's `[environment] requirements` against what is installed; nothing is installed here."""
+    if not challenge.requirements:
+        return Check("requirements", SKIP, "the challenge states no Python requirements")
+    import os
+
+    from challenges.requirements import unmet
+
+    missing = unmet(challenge.requirements, os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    if not missing:
+        return Check("requirements", OK, f"met: {', '.join(challenge.requirements)}")
+    listing = "; ".join(f"{spec} ({found})" for spec, found in missing)
+    specs = " ".join(f"'{spec}'" for spec, _ in missing)
+    return Check("requirements", FAIL, f"not met: {listing}",
+                 f"run with --install-requirements (a folder of the run's own), install them yourself "
+                 f"(pip install {specs}), or pass --skip-checks")
 
 
 # -- what the preset downloads --------------------------------------------------------------------------

@@ -25,10 +25,11 @@ class Claim:
     context: str
 
 
-def experiment_row(r: Evaluation, baseline: Baseline | None = None) -> str:
+def experiment_row(r: Evaluation, baseline: Baseline | None = None, blind: bool = False) -> str:
     e = r.experiment
-    outcome = f"score {r.score:.4f}" if r.ok else f"FAILED: {r.error[:80]}"
-    if r.ok and baseline is not None and baseline.within_dev_noise(r.score):
+    outcome = ("scored (blind: no score shown)" if blind else f"score {r.score:.4f}") if r.ok \
+        else f"FAILED: {r.error[:80]}"
+    if r.ok and not blind and baseline is not None and baseline.within_dev_noise(r.score):
         outcome += " (within baseline noise)"
     link = f"{e.get('kind', 'draft')}" + (f" of {e['parent']}" if e.get("parent") else "")
     text = f"- {r.id} [{link}] {outcome} ({Path(r.artifact).name})"
@@ -76,13 +77,17 @@ class Ledger:
             return "No evaluations yet."
         best = self.best()
         failed = [r for r in records if not r.ok]
-        lines = [f"{len(records)} experiment(s), {len(failed)} failed; best: "
-                 + (f"{best.id} score {best.score:.4f}" if best else "none succeeded")]
+        blind = self.challenge.blind
+        if blind:  # which record is best would say something of the scores: neither is shown
+            lines = [f"{len(records)} experiment(s), {len(failed)} failed (blind challenge: no scores shown)"]
+        else:
+            lines = [f"{len(records)} experiment(s), {len(failed)} failed; best: "
+                     + (f"{best.id} score {best.score:.4f}" if best else "none succeeded")]
         shown = records[-last:]
-        if best is not None and best not in shown:
+        if best is not None and best not in shown and not blind:
             shown.insert(0, best)
         found = baseline(self.challenge.name, records[-1].preset)
-        lines += [experiment_row(r, found) for r in shown]
+        lines += [experiment_row(r, found, blind) for r in shown]
         return "\n".join(lines)
 
     def unverified_claims(self, text: str) -> list[Claim]:

@@ -22,9 +22,19 @@ def challenge_brief(challenge: Challenge, preset: Preset) -> str:
                       + [f"- forbidden: {r}" for r in challenge.forbidden])
     return (f"# Challenge: {challenge.title} ({challenge.name}, preset {preset.name})\n"
             f"Metric: {challenge.metric.name}, {'higher' if challenge.metric.direction == 'max' else 'lower'} "
-            f"is better. Success: {challenge.metric.success_threshold:.0%} better than the baseline policy.\n"
+            f"is better. {_success_line(challenge)}\n"
             f"Submission: {challenge.submission}\nHardware: {preset.gpus} GPU(s).\nRules:\n{rules}\n\n"
             f"{challenge.task_text}")
+
+
+def _success_line(challenge: Challenge) -> str:
+    threshold = f"{challenge.metric.success_threshold:.0%}"
+    if challenge.blind:  # no figure at all, the fixed reference's included
+        return (f"Success: {threshold} better than the reference. BLIND: no agent sees any score; evaluate records "
+                "each artifact for the final pick, so validate on your own split of the training data.")
+    if challenge.reference_score is not None:
+        return f"Success: {threshold} better than the reference score {challenge.reference_score:g}."
+    return f"Success: {threshold} better than the baseline policy."
 
 
 def supervisor_system(challenge: Challenge, preset: Preset) -> str:
@@ -52,6 +62,8 @@ def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str, w
     """The supervisor's turn message: what changes between turns, compact and bounded."""
     baseline = reference.baseline(tools.challenge.name, tools.score_context.preset)
     baseline_line = baseline.describe() if baseline is not None else "baseline not scored yet"
+    if tools.challenge.blind:
+        baseline_line = "blind challenge: no scores shown"
     parts = [f"## Budget\n{budget.line()}; model cost so far ${meter.cost_usd:.2f}",
              f"## Plan\n{tools.plan.render()}",
              f"## Ledger (harness records; {baseline_line})\n{tools.ledger.summary()}",
@@ -66,7 +78,8 @@ def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str, w
 
 def experiment_costs_of(tools) -> str:
     jobs = [tools.toolkit.jobs.status(j) for j in tools.job_ids()]
-    return experiment_costs(jobs, tools.ledger.records(), tools.budget.deadline.budget_s,
+    records = [] if tools.challenge.blind else tools.ledger.records()  # blind: no "best score" per size
+    return experiment_costs(jobs, records, tools.budget.deadline.budget_s,
                             tools.challenge.metric.better)
 
 

@@ -60,16 +60,22 @@ def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elap
     sub = outcome.submission
     score = sub.full if sub else None
     baseline_score = baseline.score if baseline else None
-    improvement = (challenge.metric.improvement(score, baseline_score)
-                   if score is not None and baseline_score is not None else None)
-    within_noise = baseline.within_noise(score) if baseline and score is not None else None
+    # Success is judged as the challenge states it: against its fixed reference_score when it gives one (a peer
+    # suite's published baseline), else against the baseline policy's measured score.
+    reference = challenge.reference_score if challenge.reference_score is not None else baseline_score
+    improvement = (challenge.metric.improvement(score, reference)
+                   if score is not None and reference is not None else None)
+    within_noise = (baseline.within_noise(score) if baseline and score is not None
+                    and challenge.reference_score is None else None)
     return {
         "run_id": config.run_id, "challenge": config.challenge, "preset": config.preset,
         "models": {"model": config.model, "supervisor": config.supervisor_model, "worker": config.worker_model},
         "status": outcome.status, "note": outcome.note,
         "resumable": outcome.interrupted,  # stopped early (exit 3): `research-crew resume` goes on
         "metric": {"name": challenge.metric.name, "direction": challenge.metric.direction},
-        "score": score, "baseline_score": baseline_score, "improvement": improvement,
+        "score": score, "baseline_score": baseline_score, "reference_score": challenge.reference_score,
+        "success_against": "reference_score" if challenge.reference_score is not None else "baseline_score",
+        "improvement": improvement,
         "success": (improvement is not None and improvement >= challenge.metric.success_threshold
                     and not within_noise),
         # The baseline's seeds' scores and their spread; a score closer to the baseline than that spread is

@@ -55,6 +55,7 @@ class RunRequest:
     sandbox: str = "bwrap"
     agent_network: str = "on"
     skip_checks: bool = False  # start even when a quick doctor check fails
+    install_requirements: bool = False  # install unmet [environment] requirements into the run's own folder
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -73,6 +74,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     sandbox, agent_network = parse_choice(request.sandbox, request.agent_network)
     check_sandbox(sandbox, baseline=spec.kind == "baseline")
     device = _check_device(challenge, preset)
+    requirements_env = _requirements_env(challenge, say) if request.install_requirements else None
     if not request.skip_checks:
         _preflight(challenge, preset)
     if request.run_dir and Path(request.run_dir).exists():
@@ -95,6 +97,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         started_at=deadline.started_at,
         device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
         budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network,
+        requirements_env=str(requirements_env) if requirements_env else None,
     )
     config.save(run.run_toml)
     place_data(run.workspace / DATA_DIR, data.data_dir, bound=sandbox == "bwrap" and spec.kind != "baseline")
@@ -123,6 +126,8 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
         say(f"run {run.root} had already finished: {result['status']}")
         return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
     check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True)
+    if config.requirements_env:
+        _put_first_on_pythonpath(Path(config.requirements_env))
     try:
         challenge = load_challenge(Path(config.challenge_dir))
         preset = challenge.preset(config.preset)
@@ -152,7 +157,7 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     else:
         policy = CrewPolicy(run, challenge, preset, deadline, trace, ctx, parse_spec(config.supervisor_model),
                             parse_spec(config.worker_model), limits=LoopLimits(max_cost_usd=config.max_cost_usd),
-                            memory=_memory(run, config), snapshot=snapshot)
+                            memory=None if challenge.blind else _memory(run, config), snapshot=snapshot)
     exit_code, outcome = _execute(policy)
     outcome.resumes = resumes
     if config.model != "baseline" and outcome.submission is not None:
@@ -177,7 +182,9 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
 def _pick_submission(run: RunDir, challenge: Challenge, outcome: Outcome, trace: Trace) -> None:
     """However the crew ended (its supervisor's submit, the automatic best, an error), the final pick decides
     what is submitted: the best held-out score among the top dev records (crew/final_pick.py)."""
-    pick = final_pick(Ledger(run.evaluations, challenge).records(), challenge, outcome.supervisor_choice)
+    # Blind: the supervisor chose without seeing a score, so the harness's own best record decides.
+    choice = None if challenge.blind else outcome.supervisor_choice
+    pick = final_pick(Ledger(run.evaluations, challenge).records(), challenge, choice)
     if pick.submission is not None:
         outcome.submission = pick.submission
     outcome.pick = pick.to_dict()
@@ -246,6 +253,28 @@ def _memory(run: RunDir, config: RunConfig):
     except MemoryStoreError as err:
         log.warning("memory is off for this run: %s", err)
         return None
+
+
+def _requirements_env(challenge: Challenge, say: Callable[[str], None]) -> Path | None:
+    """--install-requirements: what the challenge's [environment] requirements lack, installed into a folder of its
+    own under the cache and put first on this run's PYTHONPATH (its recipe, jobs and scorer); the user's
+    environment is left as it is."""
+    from challenges.data import cache_root
+    from challenges.requirements import install, unmet
+
+    if not unmet(challenge.requirements):
+        return None
+    try:
+        folder = install(challenge.requirements, cache_root() / "envs")
+    except ChallengeError as err:
+        raise CrewError(err.message, err.hint) from err
+    _put_first_on_pythonpath(folder)
+    say(f"requirements installed into {folder}, for this run's processes only")
+    return folder
+
+
+def _put_first_on_pythonpath(folder: Path) -> None:
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
 def _check_budget(challenge: Challenge, preset: Preset, budget_s: float) -> None:

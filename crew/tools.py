@@ -115,13 +115,19 @@ class CrewTools:
                                       timeout_s=max(30.0, self.budget.deadline.time_left_s() - self.budget.final_s))
             self.ledger.annotate(record, {"hypothesis": hypothesis, "parent": parent or None, "kind": kind,
                                           "commit": commit, **self._job_facts(job_id)})
-            self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
+            # Blind: the trace, which a resumed crew's context may draw on, keeps no score either.
+            self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok,
+                            score=None if self.challenge.blind else record.score,
                             error=record.error, artifact=record.artifact, duration_s=record.duration_s,
                             experiment=record.experiment)
             self.budget.observe_evaluation(record.duration_s)
         if not record.ok:
             reasons = "; ".join(record.violations) or record.error
             return f"Evaluation {record.id} failed: {reasons}. Log: {record.log}"
+        if self.challenge.blind:
+            return (f"Evaluation {record.id} recorded: it scored without error. This challenge is blind: no score "
+                    "is shown to agents (the harness keeps it for the final pick); judge your work on your own "
+                    "validation split.")
         return (f"Evaluation {record.id}: {self.challenge.metric.name} = {record.score:.4f} "
                 f"({self.challenge.metric.direction} is better). Details: {record.details}")
 

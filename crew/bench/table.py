@@ -55,7 +55,10 @@ def build_rows(cells: list[Cell]) -> list[Row]:
 
 
 def _success(result: dict[str, Any], reference: float | None) -> bool:
-    """Improvement over the bench's own baseline score at or above the threshold; no score is a failure."""
+    """Improvement over the bench's own baseline score (or the challenge's fixed reference_score, when it states
+    one) at or above the threshold; no score is a failure."""
+    if result.get("reference_score") is not None:
+        reference = result["reference_score"]
     score = result.get("score")
     if score is None or reference is None or result.get("status") != "submitted":
         return False

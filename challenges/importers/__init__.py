@@ -1,0 +1,1 @@
+"""Importers of peer benchmark suites: each writes research-crew challenge folders from a suite's own files."""

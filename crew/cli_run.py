@@ -34,6 +34,10 @@ def run(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
     skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail")] = False,
+    retry_window: Annotated[str | None, typer.Option(help="how long model calls are retried in an outage, e.g. "
+                                                           "30m (default 10m, 30m for openai:M@URL)")] = None,
+    floor: Annotated[bool, typer.Option("--floor/--no-floor", help="start a crew run with the baseline recipe as "
+                                        "experiment 0 (a short job), submitted if nothing beats it")] = True,
 ) -> None:
     """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
     from crew.runner import RunRequest, start_run
@@ -43,7 +47,7 @@ def run(
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
                          budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network,
-                         skip_checks=skip_checks)
+                         skip_checks=skip_checks, floor=floor, retry_window=retry_window)
     try:
         from crew.reporting.live import run_with_panel
 

@@ -29,6 +29,8 @@ class RunConfig:
     budget_clock: str = "wall"  # "wall": downtime counts, as in the competitions; "active": only time alive
     sandbox: str = "bwrap"  # agents' commands and jobs: "bwrap" or "none" (an integrity warning); resume keeps it
     agent_network: bool = True
+    retry_window_s: float | None = None  # how long model calls are retried in an outage (crew/models/retry.py)
+    floor: bool = True  # experiment 0, the baseline recipe at the short size (crew/floor.py); --no-floor turns it off
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

@@ -112,11 +112,17 @@ class AgentSession:
             self.mark_turn_boundary()
 
     async def _turn(self, message: str | None, only_tool: str | None) -> Turn:
-        message = "\n\n".join(filter(None, [self.pending_note, message]))
-        self.pending_note = ""
+        note, self.pending_note = self.pending_note, ""
+        message = "\n\n".join(filter(None, [note, message]))
         if message:
             self.context.add(Message("user", message))
-        result, truncations = await self._ask(only_tool)
+        try:
+            result, truncations = await self._ask(only_tool)
+        except BaseException:  # an outage, an API error, a cut at the phase end: the message was never answered
+            if message:
+                self.context.drop_unanswered()
+            self.pending_note = note
+            raise
         turn = Turn(self.role, usage=last_usage(self.client), retried_truncation=truncations)
         if isinstance(result.content, str):
             turn.text = result.content

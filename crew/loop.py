@@ -103,7 +103,11 @@ class CrewLoop:
     async def _supervisor_step(self) -> None:
         notes, self.state.notes = self.state.notes, []
         briefing = supervisor_briefing(self.tools, self.budget, self.meter, notes, self.memories, self._at_work())
-        turn = await self._turn(self.supervisor, briefing)
+        try:
+            turn = await self._turn(self.supervisor, briefing)
+        except BaseException:  # the briefing was never answered: its news goes into the next one (a resume's too)
+            self.state.notes = notes + self.state.notes
+            raise
         self.state.supervisor_due, self.tools.workers.reserved = False, []
         ran = any(not r["is_error"] for r in turn.results)
         self.state.no_calls = 0 if ran or turn.decisions else self.state.no_calls + 1

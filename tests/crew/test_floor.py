@@ -16,7 +16,7 @@ import argparse, pathlib, time
 parser = argparse.ArgumentParser()
 parser.add_argument("--out"); parser.add_argument("--budget-s", type=float)
 args = parser.parse_args()
-time.sleep(4)
+time.sleep(2)
 pathlib.Path(args.out).write_text("0.5")
 """
 

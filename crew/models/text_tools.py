@@ -52,21 +52,22 @@ def find_text_calls(text: str, tool_names: Iterable[str]) -> list[dict[str, str]
 
 
 def _json_objects(text: str) -> list[Any]:
-    """JSON values in tagged blocks, fenced blocks, and then any bare object in the text."""
-    found: list[Any] = []
+    """JSON values in tagged blocks, fenced blocks and bare in the text, in the order they were written."""
+    found: list[tuple[int, Any]] = []
     spans: list[tuple[int, int]] = []
     for pattern in (TAGGED, FENCED):
         for match in pattern.finditer(text):
             if any(a <= match.start() < b for a, b in spans):
                 continue
             spans.append(match.span())
-            found.extend(_decode_all(match.group(1)))
-    rest = "".join(ch if not any(a <= i < b for a, b in spans) else " " for i, ch in enumerate(text))
-    found.extend(_decode_all(rest))
-    return found
+            found += [(match.start(), value) for _, value in _decode_all(match.group(1))]
+    # What is outside the blocks, blanked inside them so that positions stay the text's own.
+    rest = "".join(" " if any(a <= i < b for a, b in spans) else ch for i, ch in enumerate(text))
+    found += _decode_all(rest)
+    return [value for _, value in sorted(found, key=lambda item: item[0])]
 
 
-def _decode_all(text: str) -> list[Any]:
+def _decode_all(text: str) -> list[tuple[int, Any]]:
     decoder, values, i = json.JSONDecoder(), [], 0
     while (i := _next_open(text, i)) != -1:
         try:
@@ -74,7 +75,7 @@ def _decode_all(text: str) -> list[Any]:
         except json.JSONDecodeError:
             i += 1
             continue
-        values.append(value)
+        values.append((i, value))
         i = end
     return values
 

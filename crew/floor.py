@@ -8,7 +8,8 @@ other. The final pick and every fallback (outage, error, final phase, cost cap) 
 record, and the supervisor reads it as the reference its own work must beat.
 
 The job's output goes to `floor/` in the run directory, outside the workspace the agents can touch; its
-job folder is `jobs/000-baseline`, so the agents' own jobs keep their numbers (001-...).
+job folder is `jobs/000-baseline`, so the agents' own jobs keep their numbers (001-...). On a GPU run it holds
+one of the run's GPUs like any job (the engineer's jobs see it busy until the recipe ends).
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from challenges.harness import Evaluation
 from challenges.spec import Challenge, Preset
 from crew.baseline import STOP_GRACE_S, BaselinePolicy, recipe_jobs
 from crew.clock import Deadline
+from crew.devices import visible_devices
 from crew.durations import format_duration
 from crew.ledger import Ledger
 from crew.rundir import RunDir
 from crew.sizing import SIZES
 from crew.trace import Trace
+from toolkit.errors import ToolkitError
 from toolkit.jobs import JobManager
 
 log = logging.getLogger(__name__)
@@ -57,6 +60,7 @@ class Floor:
                  score_context) -> None:
         self.recipe = BaselinePolicy(run, challenge, preset, deadline, trace, score_context)  # its job and scoring
         self.recipe.jobs = recipe_jobs(run, challenge, manager=_FloorJobs)
+        self.recipe.jobs.devices = visible_devices() if score_context.device == "cuda" else []
         self.run, self.challenge, self.deadline, self.trace = run, challenge, deadline, trace
         self.submission = run.root / "floor" / "submission"
         self._stop = threading.Event()
@@ -74,7 +78,11 @@ class Floor:
         supervisor about it."""
         if (record := self.record()) is not None:
             return describe(record, self.challenge)
-        self._start_job()  # before the first model call, so that the supervisor sees it in the jobs table
+        try:
+            self._start_job()  # before the first model call, so that the supervisor sees it in the jobs table
+        except ToolkitError as err:  # e.g. a resumed run whose GPUs the agents' jobs hold
+            self.trace.emit("note", agent="floor", text=f"experiment 0 did not start: {err}")
+            return f"Experiment 0 (the baseline recipe) did not start: {err}."
         self._thread = threading.Thread(target=self._work, name="floor", daemon=True)
         self._thread.start()
         return (f"Experiment 0 ({FLOOR_ID}) is the challenge's baseline recipe, running now as job {FLOOR_JOB} "
@@ -90,7 +98,7 @@ class Floor:
         if self._thread is not None:
             if not wait:
                 self._stop.set()
-            self._thread.join()
+            self._thread.join(None if wait else STOP_GRACE_S)  # a scoring under way is made again on resume
         return self.record()
 
     def _work(self) -> None:

@@ -6,20 +6,30 @@ from __future__ import annotations
 import json
 
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED
+from crew.models import openai_client
 from crew.models.openai_client import LOCAL_MAX_OUTPUT_TOKENS
-from crew.runner import resume_run
+from crew.runner import model_lines, resume_run
+from crew.specs import parse_spec
 from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, kinds, run_crew
 
 
-def test_an_endless_answer_is_cut_counted_and_not_sent_again_unchanged(tmp_path, monkeypatch, api_server):
+def test_a_hung_request_is_abandoned_and_an_endless_answer_cut_not_sent_again(tmp_path, monkeypatch, api_server):
+    """A local server that hangs (answers after 60 s, past the request's timeout), then a runaway answer."""
+    monkeypatch.setattr(openai_client, "BASE_TIMEOUT_S", 10.0)  # plus the prompt's and output's share
+    monkeypatch.setattr(openai_client, "PREFILL_TOKENS_PER_S", 1e9)
+    monkeypatch.setattr(openai_client, "DECODE_TOKENS_PER_S", 1e9)
+    hung = {"text": "too late", "delay_s": 60}
     endless = {"text": "Let me think." + "\n" * 100_000}  # a small model's runaway newlines
-    server = api_server({"supervisor": [endless, *SUPERVISOR_OK], "engineer": ENGINEER_OK})
+    server = api_server({"supervisor": [hung, endless, *SUPERVISOR_OK], "engineer": ENGINEER_OK})
     model = f"openai:qwen2.5-coder-1.5b-instruct@{server.openai_base_url}"
     code, _, result, events = run_crew(tmp_path, monkeypatch, None, server=server, model=model)
 
     assert code == EXIT_DONE and result["score"] == 0.75
+    (retry,) = kinds(events, "model_retry")
+    assert "timed out" in retry["error"]
     assert result["cost_usd"] == 0 and result["tokens"]["output"] > 0  # a local model: counted, not billed
-    first, second = server.requests("supervisor")[:2]
+    assert "$0 per token" in model_lines(parse_spec(model), parse_spec(model), None)[0]
+    first, second = server.requests("supervisor")[1:3]
     assert all(r.request["max_tokens"] == LOCAL_MAX_OUTPUT_TOKENS for r in server.requests())
     assert kinds(events, "model_response")[0]["cut"] is True
     assert "cut off at the output-token limit" in second.last_user_text()
@@ -42,6 +52,8 @@ def test_an_outage_past_the_window_stops_resumable_and_the_window_is_a_setting(t
     code, run, result, events = run_crew(tmp_path, monkeypatch, None, server=server, retry_window="1s")
     assert code == EXIT_INTERRUPTED and result["resumable"] and "model API outage" in result["note"]
     assert not kinds(events, "model_retry") and len(server.requests()) == 1
+    report = (run.root / "report.md").read_text()  # nothing scored: the metric still from the challenge
+    assert result["status"] == "no_submission" and "value (max)" in report and "model API outage" in report
 
 
 def test_a_resumed_run_never_sends_the_briefing_whose_call_failed(tmp_path, monkeypatch, api_server):

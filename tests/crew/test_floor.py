@@ -7,27 +7,7 @@ import json
 
 from crew.errors import EXIT_DONE
 from crew.floor import FLOOR_ID, FLOOR_JOB
-from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, kinds, run_crew
-from tests.foundation.helpers import TOML, write_challenge
-
-# The recipe takes a few seconds, so that the supervisor's idle wait ends on its job's exit.
-RECIPE = """\
-import argparse, pathlib, time
-parser = argparse.ArgumentParser()
-parser.add_argument("--out"); parser.add_argument("--budget-s", type=float)
-args = parser.parse_args()
-time.sleep(2)
-pathlib.Path(args.out).write_text("0.5")
-"""
-
-
-def toy_with_recipe(tmp_path):
-    """The toy challenge (tests/crew/helpers.py) with a baseline recipe that writes 0.5."""
-    toml = TOML.format(name="toy") + '\n[baseline]\ncommand = "python baseline/train.py --out {submission_dir} ' \
-                                     '--budget-s {budget_s}"\n'
-    folder = write_challenge(tmp_path / "challenges", "toy", toml=toml)
-    (folder / "baseline").mkdir()
-    (folder / "baseline" / "train.py").write_text(RECIPE)
+from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, kinds, run_crew, toy_with_recipe
 
 
 def fenced(name: str, **arguments) -> dict:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED
+from crew.floor import FLOOR_ID
 from crew.models import openai_client
 from crew.models.openai_client import LOCAL_MAX_OUTPUT_TOKENS
 from crew.runner import model_lines, resume_run
 from crew.specs import parse_spec
-from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, kinds, run_crew
+from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, kinds, run_crew, toy_with_recipe
 
 
 def test_a_hung_request_is_abandoned_and_an_endless_answer_cut_not_sent_again(tmp_path, monkeypatch, api_server):
@@ -47,13 +48,22 @@ def test_an_outage_longer_than_eight_attempts_is_waited_out(tmp_path, monkeypatc
     assert len(kinds(events, "model_retry")) == 12
 
 
-def test_an_outage_past_the_window_stops_resumable_and_the_window_is_a_setting(tmp_path, monkeypatch, api_server):
+def test_an_outage_past_the_window_stops_resumable_and_still_submits_experiment_0(tmp_path, monkeypatch,
+                                                                                 api_server):
+    toy_with_recipe(tmp_path)
     server = api_server({"supervisor": [{"fault": 529, "retry_after": 5}]})  # a wait past the 1 s window
     code, run, result, events = run_crew(tmp_path, monkeypatch, None, server=server, retry_window="1s")
     assert code == EXIT_INTERRUPTED and result["resumable"] and "model API outage" in result["note"]
     assert not kinds(events, "model_retry") and len(server.requests()) == 1
-    report = (run.root / "report.md").read_text()  # nothing scored: the metric still from the challenge
-    assert result["status"] == "no_submission" and "value (max)" in report and "model API outage" in report
+    assert result["status"] == "submitted" and result["submission"]["evaluation"] == FLOOR_ID  # the floor
+
+
+def test_with_nothing_scored_the_report_states_the_metric_and_why(tmp_path, monkeypatch, api_server):
+    server = api_server({"supervisor": [{"fault": 400}]})
+    code, run, result, _ = run_crew(tmp_path, monkeypatch, None, server=server)
+    report = (run.root / "report.md").read_text()
+    assert code == EXIT_INTERRUPTED and result["status"] == "no_submission"
+    assert "value (max)" in report and "stopped by an error at step 1" in report  # was `metric: ? (?)`
 
 
 def test_a_resumed_run_never_sends_the_briefing_whose_call_failed(tmp_path, monkeypatch, api_server):

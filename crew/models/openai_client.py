@@ -35,9 +35,9 @@ LOCAL_MODEL_INFO = ModelInfo(
 # llama.cpp, Ollama) all take max_tokens.
 OPENAI_MAX_OUTPUT_TOKENS = 8_192
 LOCAL_MAX_OUTPUT_TOKENS = 4_096
-# A request that neither answers nor closes within this is abandoned (and retried as a transient failure):
-# a base for the connection and the first token, plus reading the prompt and writing the longest answer at a
-# slow CPU server's pace.
+# A request to a server of one's own that neither answers nor closes within this is abandoned (and retried as a
+# transient failure): a base for the connection and the first token, plus reading the prompt and writing the
+# longest answer at a slow CPU server's pace. OpenAI's own API keeps the SDK's timeout (600 s).
 BASE_TIMEOUT_S = 120.0
 PREFILL_TOKENS_PER_S = 25.0
 DECODE_TOKENS_PER_S = 10.0
@@ -84,6 +84,7 @@ class OpenAIClient(OpenAIChatCompletionClient):
     def __init__(self, *, local: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.model: str = kwargs["model"]
+        self.local = local
         self.output_limit_param = "max_tokens" if local else "max_completion_tokens"
         self.max_tokens = LOCAL_MAX_OUTPUT_TOKENS if local else OPENAI_MAX_OUTPUT_TOKENS
         self.last_usage = CallUsage()
@@ -106,8 +107,9 @@ class OpenAIClient(OpenAIChatCompletionClient):
         extra = dict(kwargs.get("extra_create_args") or {})
         if not {"max_tokens", "max_completion_tokens"} & set(extra):
             extra[self.output_limit_param] = self.max_tokens
-        limit = extra.get("max_tokens") or extra.get("max_completion_tokens")
-        extra.setdefault("timeout", request_timeout_s(estimate_tokens(messages, kwargs.get("tools") or []), limit))
+        if self.local:
+            limit = extra.get("max_tokens") or extra.get("max_completion_tokens")
+            extra.setdefault("timeout", request_timeout_s(estimate_tokens(messages, kwargs.get("tools") or []), limit))
         kwargs["extra_create_args"] = extra
         captured: list[CallUsage] = []
         token = _capture.set(captured)

@@ -74,13 +74,15 @@ class Evaluation:
 
 
 def evaluate(
-    challenge: Challenge, artifact: Path, ctx: ScoreContext, evaluations_dir: Path, timeout_s: float | None = None
+    challenge: Challenge, artifact: Path, ctx: ScoreContext, evaluations_dir: Path, timeout_s: float | None = None,
+    eval_id: str | None = None,
 ) -> Evaluation:
-    """Score `artifact` with the challenge's scorer and save the record; never raises for scorer faults."""
+    """Score `artifact` with the challenge's scorer and save the record; never raises for scorer faults.
+    `eval_id` names a record outside the numbered sequence (the crew's floor is eval-0000)."""
     evaluations_dir = Path(evaluations_dir)
     evaluations_dir.mkdir(parents=True, exist_ok=True)
     started, t0 = datetime.now(UTC), time.monotonic()
-    eval_id, log_path = _reserve_id(evaluations_dir)
+    eval_id, log_path = _reserve_id(evaluations_dir, eval_id)
     artifact = Path(artifact).resolve()
     record = Evaluation(
         id=eval_id, challenge=challenge.name, preset=ctx.preset, artifact=str(artifact), sha256="", ok=False,
@@ -134,9 +136,13 @@ def _start_time(pid: int) -> str:
         return "gone"
 
 
-def _reserve_id(evaluations_dir: Path) -> tuple[str, Path]:
+def _reserve_id(evaluations_dir: Path, fixed: str | None = None) -> tuple[str, Path]:
     """The next id (eval-0001, eval-0002, ...): readable, and the same when a run is replayed. Creating
     its log file exclusively reserves it, so two evaluations at once never share an id."""
+    if fixed is not None:
+        log_path = evaluations_dir / f"{fixed}.log"
+        with open(log_path, "x"):
+            return fixed, log_path
     while True:
         taken = [int(p.stem.split("-")[1]) for p in evaluations_dir.glob("eval-*.log") if p.stem[5:].isdigit()]
         eval_id = f"eval-{max(taken, default=0) + 1:04d}"

@@ -28,11 +28,15 @@ from autogen_core.models import (
 from autogen_core.tools import FunctionTool
 
 from crew.context import BoundedContext, Message, estimate_text_tokens
+from crew.models.text_tools import find_text_calls, not_run_note
 from crew.models.usage import CallUsage
 from crew.signals import Decision
 
 log = logging.getLogger(__name__)
 RESULT_CHARS = 20_000  # a tool result longer than this is cut before the model sees it
+CUT_KEPT_CHARS = 2000
+CUT_TEXT_NOTE = ("[crew] Your last answer was cut off at the output-token limit ({tokens} tokens) and ignored. "
+                 "Answer briefly: a short thought and a tool call.")
 TRUNCATED_NOTE = ("[crew] Your previous answer was cut off at the output-token limit in the middle of a tool "
                   "call, so nothing was run. Answer again; keep tool arguments short (write long files in parts).")
 MAX_TOKENS_RETRIES = 2
@@ -49,6 +53,8 @@ class Turn:
     usage: CallUsage = field(default_factory=CallUsage)
     decisions: list[Decision] = field(default_factory=list)
     retried_truncation: int = 0
+    text_calls: int = 0  # tool calls the answer wrote as text (not run unless the client parses them)
+    cut: bool = False  # a text answer cut off at the output-token limit (e.g. endless newlines)
 
     @property
     def decision(self) -> Decision | None:
@@ -84,6 +90,7 @@ class AgentSession:
                  context: BoundedContext) -> None:
         self.role, self.client, self.system, self.context = role, client, system, context
         self.tools = {t.name: t for t in map(make_tool, tools)}
+        self.pending_note = ""  # what the model must hear about its last answer, sent with the next message
         self.context.fixed_tokens = estimate_text_tokens(system + json.dumps(self.schemas()))
         self.mark_turn_boundary()
 
@@ -105,13 +112,28 @@ class AgentSession:
             self.mark_turn_boundary()
 
     async def _turn(self, message: str | None, only_tool: str | None) -> Turn:
+        note, self.pending_note = self.pending_note, ""
+        message = "\n\n".join(filter(None, [note, message]))
         if message:
             self.context.add(Message("user", message))
-        result, truncations = await self._ask(only_tool)
+        try:
+            result, truncations = await self._ask(only_tool)
+        except BaseException:  # an outage, an API error, a cut at the phase end: the message was never answered
+            if message:
+                self.context.drop_unanswered()
+            self.pending_note = note
+            raise
         turn = Turn(self.role, usage=last_usage(self.client), retried_truncation=truncations)
         if isinstance(result.content, str):
             turn.text = result.content
-            self.context.add(Message("assistant", result.content or "(no text)"))
+            turn.cut = result.finish_reason == "length"
+            # A cut answer is not kept whole: resending it would only invite more of the same.
+            kept = (result.content[:CUT_KEPT_CHARS].strip() + " [cut]") if turn.cut else result.content
+            self.context.add(Message("assistant", kept or "(no text)"))
+            if calls := find_text_calls(result.content, self.tools):
+                turn.text_calls, self.pending_note = len(calls), not_run_note(calls)
+            elif turn.cut:
+                self.pending_note = CUT_TEXT_NOTE.format(tokens=turn.usage.output)
             return turn
         turn.text = result.thought or ""
         turn.calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.content]
@@ -196,8 +218,8 @@ def last_usage(client: ChatCompletionClient) -> CallUsage:
 def raised_output_limit(client: ChatCompletionClient, attempt: int) -> dict[str, Any]:
     """The output-token limit for a retry after a cut-off answer, in the client's own parameter."""
     current = getattr(client, "max_tokens", None)
-    if current is not None:  # our Anthropic client
-        return {"max_tokens": min(64_000, current * 2 ** attempt)}
+    if current is not None:  # our clients: Anthropic's max_tokens, OpenAI's max_completion_tokens or max_tokens
+        return {getattr(client, "output_limit_param", "max_tokens"): min(64_000, current * 2 ** attempt)}
     return {"max_completion_tokens": 16_384 * 2 ** (attempt - 1)}
 
 

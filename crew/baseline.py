@@ -30,13 +30,18 @@ POLL_S = 0.5
 USED_SAVE_EVERY_S = 2.0
 
 
+def recipe_jobs(run: RunDir, challenge: Challenge, manager: type[JobManager] = JobManager) -> JobManager:
+    """Jobs that run the challenge's recipe on the host, in the challenge folder (its own trusted code)."""
+    env = scrubbed_env(extra={"PYTHONUNBUFFERED": "1", "OMP_WAIT_POLICY": "PASSIVE"})  # no spinning threads
+    return manager(run.jobs, cwd=challenge.directory, env=env, grace_s=STOP_GRACE_S)
+
+
 class BaselinePolicy:
     def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, deadline: Deadline, trace: Trace,
                  score_context) -> None:
         self.run, self.challenge, self.preset = run, challenge, preset
         self.deadline, self.trace, self.score_context = deadline, trace, score_context
-        env = scrubbed_env(extra={"PYTHONUNBUFFERED": "1", "OMP_WAIT_POLICY": "PASSIVE"})  # no spinning threads
-        self.jobs = JobManager(run.jobs, cwd=challenge.directory, env=env, grace_s=STOP_GRACE_S)
+        self.jobs = recipe_jobs(run, challenge)
         self.seed_records: list[Evaluation] = []  # every seed's scored record, for the reference
         self._used_saved_at = -USED_SAVE_EVERY_S
 
@@ -137,9 +142,9 @@ class BaselinePolicy:
             self.deadline.save_used(self.run.state)
             self._used_saved_at = time.monotonic()
 
-    def score(self, submission: Path) -> Evaluation:
+    def score(self, submission: Path, eval_id: str | None = None) -> Evaluation:
         timeout_s = max(self.deadline.time_left_s(), 1.0)  # the reserve kept for scoring; never past the deadline
-        record = evaluate(self.challenge, submission, self.score_context, self.run.evaluations, timeout_s)
+        record = evaluate(self.challenge, submission, self.score_context, self.run.evaluations, timeout_s, eval_id)
         self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
                         error=record.error, artifact=record.artifact, duration_s=record.duration_s)
         return record

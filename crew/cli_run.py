@@ -37,6 +37,10 @@ def run(
     install_requirements: Annotated[bool, typer.Option(
         "--install-requirements", help="install the challenge's unmet [environment] requirements into a folder of "
                                        "the run's own (never into your environment)")] = False,
+    retry_window: Annotated[str | None, typer.Option(help="how long model calls are retried in an outage, e.g. "
+                                                           "30m (default 10m, 30m for openai:M@URL)")] = None,
+    floor: Annotated[bool, typer.Option("--floor/--no-floor", help="start a crew run with the baseline recipe as "
+                                        "experiment 0 (a short job), submitted if nothing beats it")] = True,
 ) -> None:
     """Run a challenge end to end and write result.json, report.md and trace.jsonl."""
     from crew.runner import RunRequest, start_run
@@ -46,7 +50,8 @@ def run(
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
                          budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network,
-                         skip_checks=skip_checks, install_requirements=install_requirements)
+                         skip_checks=skip_checks, install_requirements=install_requirements, floor=floor,
+                         retry_window=retry_window)
     try:
         from crew.reporting.live import run_with_panel
 

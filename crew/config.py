@@ -30,6 +30,8 @@ class RunConfig:
     sandbox: str = "bwrap"  # agents' commands and jobs: "bwrap" or "none" (an integrity warning); resume keeps it
     agent_network: bool = True
     requirements_env: str | None = None  # the folder `--install-requirements` installed into (PYTHONPATH first)
+    retry_window_s: float | None = None  # how long model calls are retried in an outage (crew/models/retry.py)
+    floor: bool = True  # experiment 0, the baseline recipe at the short size (crew/floor.py); --no-floor turns it off
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

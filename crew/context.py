@@ -76,6 +76,14 @@ class BoundedContext:
         self._ids.append(self._track(message))
         self._compact()
 
+    def drop_unanswered(self) -> None:
+        """Take back the last message, a user message the model never answered (its call failed): the turn
+        that is made again sends it again, and a resumed run never sends two user messages in a row."""
+        if self.messages and self.messages[-1].role == "user":
+            self.messages.pop()
+            self._sizes.pop()
+            self._ids.pop()
+
     def estimate(self) -> int:
         """The whole prompt's size by the uncalibrated estimate (what `calibrate` compares with)."""
         return self.fixed_tokens + sum(self._sizes)

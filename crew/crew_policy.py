@@ -13,6 +13,7 @@ from challenges.spec import Challenge, Preset
 from crew.budget import BudgetGuard
 from crew.clock import Deadline
 from crew.devices import visible_devices
+from crew.floor import Floor
 from crew.ledger import Ledger
 from crew.loop import CrewLoop, LoopEnd, LoopLimits
 from crew.models.errors import ModelOutage
@@ -35,11 +36,12 @@ REPLAY_RETRY = {"base_delay_s": 0.01, "max_delay_s": 0.05, "give_up_after_s": 30
 MEMORIES_K = 5
 
 
-def build_clients(supervisor: ModelSpec, worker: ModelSpec, trace: Trace,
-                  positions: dict[str, int] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+def build_clients(supervisor: ModelSpec, worker: ModelSpec, trace: Trace, positions: dict[str, int] | None = None,
+                  retry_window: float | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """A client per role, each behind the one retry wrapper, and the model name each is priced by."""
     from crew.models.factory import make_client
-    from crew.models.retry import RetryingClient
+    from crew.models.retry import WINDOW_ATTEMPTS, RetryingClient, retry_window_s
+    from crew.models.usage import billed_model
 
     clients, models = {}, {}
     scripts: dict[str, dict] = {}
@@ -56,8 +58,9 @@ def build_clients(supervisor: ModelSpec, worker: ModelSpec, trace: Trace,
             clients[role] = RetryingClient(replay, on_retry=on_retry, **REPLAY_RETRY)
             models[role] = ""
         else:
-            clients[role] = make_client(str(spec), on_retry=on_retry)
-            models[role] = spec.model
+            clients[role] = make_client(str(spec), on_retry=on_retry, max_attempts=WINDOW_ATTEMPTS,
+                                        give_up_after_s=retry_window_s(spec.base_url, retry_window))
+            models[role] = billed_model(spec.model, spec.base_url)
     return clients, models
 
 
@@ -65,19 +68,24 @@ class CrewPolicy:
     def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, deadline: Deadline, trace: Trace,
                  score_context: ScoreContext, supervisor: ModelSpec, worker: ModelSpec,
                  limits: LoopLimits | None = None, memory: Any | None = None,
-                 snapshot: dict[str, Any] | None = None) -> None:
+                 snapshot: dict[str, Any] | None = None, floor: bool = True,
+                 retry_window_s: float | None = None) -> None:
         self.run, self.challenge, self.preset, self.deadline = run, challenge, preset, deadline
         self.trace, self.score_context = trace, score_context
         self.specs = (supervisor, worker)
         self.limits = limits or LoopLimits()
         self.memory = memory
         self.snapshot = snapshot  # set when resuming
+        self.retry_window_s = retry_window_s
+        self.floor = Floor(run, challenge, preset, deadline, trace, score_context) \
+            if floor and Floor.applies(challenge) else None
 
     def execute(self) -> Outcome:
         """Run the crew. However it ends, the jobs are stopped and the best verified record is submitted unless
         the supervisor chose one; an outage, an interruption or an error leaves the run resumable."""
         positions = (self.snapshot or {}).get("clients", {})
-        clients, models = build_clients(*self.specs, trace=self.trace, positions=positions)
+        clients, models = build_clients(*self.specs, trace=self.trace, positions=positions,
+                                        retry_window=self.retry_window_s)
         ledger = Ledger(self.run.evaluations, self.challenge)
         measured = [r.duration_s for r in ledger.records() if r.ok]
         budget = BudgetGuard(self.deadline, max([self.preset.score_minutes * 60.0, *measured]))
@@ -93,7 +101,10 @@ class CrewPolicy:
                         state_dir=self.run.state, limits=self.limits, memories=self._memories())
         if self.snapshot is not None:
             self._resume(loop, tools)
-        interrupted = True  # unless the loop ends by itself: then the run is resumable (exit 3)
+        if self.floor is not None:
+            loop.state.notes.append(self.floor.start())
+        # Interrupted unless the loop ends by itself: then the run is resumable (exit 3).
+        interrupted, stopped_by_signal = True, False
         resume = f"continue with `research-crew resume {self.run.root}`"
         try:
             end = asyncio.run(loop.run())
@@ -101,6 +112,7 @@ class CrewPolicy:
         except ModelOutage as err:
             end = LoopEnd(f"model API outage: {err.message}; {resume} when it is back")
         except KeyboardInterrupt:
+            stopped_by_signal = True
             end = LoopEnd(f"interrupted at step {loop.state.step}; {resume}")
         except Exception as err:  # noqa: BLE001 - a bug or an API refusal: the best record is still submitted
             (self.run.root / "error.txt").write_text(traceback.format_exc())
@@ -108,6 +120,8 @@ class CrewPolicy:
                           f"(see error.txt); {resume}")
             log.error("the crew stopped on an error: %s", err)
         finally:
+            if self.floor is not None:  # whatever ended the run, experiment 0 is scored (unless it was stopped)
+                self.floor.settle(wait=not stopped_by_signal)
             stopped = tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
             self.trace.emit("crew_usage", usage=meter.to_dict(), cost_usd=meter.cost_usd,
                             unverified_claims=len(loop.state.unverified), jobs_stopped=stopped)

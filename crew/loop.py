@@ -87,6 +87,8 @@ class CrewLoop:
             raise LimitExceeded("steps", self.limits.max_steps, self.state.step)
         if self.limits.max_cost_usd is not None and self.meter.cost_usd >= self.limits.max_cost_usd:
             raise LimitExceeded("cost", self.limits.max_cost_usd, self.meter.cost_usd)
+        if self.state.no_calls >= self.limits.no_call_turns:
+            raise LimitExceeded("no_calls", self.limits.no_call_turns, self.state.no_calls)
 
     def _enter_phase(self, phase: str) -> None:
         self.state.phase = phase
@@ -101,8 +103,14 @@ class CrewLoop:
     async def _supervisor_step(self) -> None:
         notes, self.state.notes = self.state.notes, []
         briefing = supervisor_briefing(self.tools, self.budget, self.meter, notes, self.memories, self._at_work())
-        turn = await self._turn(self.supervisor, briefing)
+        try:
+            turn = await self._turn(self.supervisor, briefing)
+        except BaseException:  # the briefing was never answered: its news goes into the next one (a resume's too)
+            self.state.notes = notes + self.state.notes
+            raise
         self.state.supervisor_due, self.tools.workers.reserved = False, []
+        ran = any(not r["is_error"] for r in turn.results)
+        self.state.no_calls = 0 if ran or turn.decisions else self.state.no_calls + 1
         decision = turn.decision
         if isinstance(decision, Submitted):
             raise decision
@@ -234,7 +242,8 @@ class CrewLoop:
         usage = self.meter.record(session.role, turn.usage)
         self.trace.emit("model_response", agent=session.role, step=step, response=turn.response(),
                         usage=usage, **ids,
-                        cost_usd=round(self.meter.cost_usd, 6), truncated_retries=turn.retried_truncation or None)
+                        cost_usd=round(self.meter.cost_usd, 6), truncated_retries=turn.retried_truncation or None,
+                        text_calls=turn.text_calls or None, cut=turn.cut or None)
         if turn.results:
             self.trace.emit("tool_results", agent=session.role, step=step, **ids, results=turn.results)
         self._check_claims(session.role, turn.text)

@@ -22,6 +22,7 @@ class LoopLimits:
     repeat_limit: int = 3  # the same actions and observations this many turns in a row stop a worker
     idle_turns: int = 3  # supervisor turns without a decision, after which the loop waits for a job event
     idle_wait_s: float = 900.0
+    no_call_turns: int = 5  # supervisor turns in a row with no tool call that ran: the model cannot act, the run ends
     context_tokens: int = 32_000  # the whole prompt: system, tools and messages
     max_cost_usd: float | None = None
     max_workers: int = 3  # subtasks at once (engineers are also bounded by the GPUs, see crew/capacity.py)
@@ -73,6 +74,7 @@ class LoopState:
     phase: str = "work"
     notes: list[str] = field(default_factory=lambda: [START])  # for the supervisor's next turn, in order
     idle: int = 0
+    no_calls: int = 0  # supervisor turns in a row with no tool call that ran
     subtasks: list[Subtask] = field(default_factory=list)  # running at once, in the order they started
     started_subtasks: int = 0
     supervisor_due: bool = False  # a subtask ended while others run: the supervisor gets a turn next

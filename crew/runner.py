@@ -56,6 +56,8 @@ class RunRequest:
     agent_network: str = "on"
     skip_checks: bool = False  # start even when a quick doctor check fails
     install_requirements: bool = False  # install unmet [environment] requirements into the run's own folder
+    retry_window: str | None = None  # e.g. 30m: how long model calls are retried in an outage
+    floor: bool = True  # a crew run starts with the baseline recipe as experiment 0 (crew/floor.py)
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -90,14 +92,18 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         max_cost = default_cost_cap(budget_s)
     if max_cost is not None:
         say(f"model cost cap: ${max_cost:.2f} (change it with --max-cost)")
+    retry_window = parse_duration(request.retry_window) if request.retry_window else None
+    if supervisor_spec.kind != "baseline":
+        for line in model_lines(supervisor_spec, worker_spec, retry_window):
+            say(line)
     deadline = Deadline.start(budget_s)
     config = RunConfig(
         run_id=run.run_id, challenge=challenge.name, challenge_dir=str(challenge.directory), preset=preset.name,
         model=str(spec), supervisor_model=str(supervisor_spec), worker_model=str(worker_spec), budget_s=budget_s,
         started_at=deadline.started_at,
         device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
-        budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network,
-        requirements_env=str(requirements_env) if requirements_env else None,
+        budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network, floor=request.floor,
+        retry_window_s=retry_window, requirements_env=str(requirements_env) if requirements_env else None,
     )
     config.save(run.run_toml)
     place_data(run.workspace / DATA_DIR, data.data_dir, bound=sandbox == "bwrap" and spec.kind != "baseline")
@@ -157,7 +163,8 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     else:
         policy = CrewPolicy(run, challenge, preset, deadline, trace, ctx, parse_spec(config.supervisor_model),
                             parse_spec(config.worker_model), limits=LoopLimits(max_cost_usd=config.max_cost_usd),
-                            memory=None if challenge.blind else _memory(run, config), snapshot=snapshot)
+                            memory=None if challenge.blind else _memory(run, config), snapshot=snapshot,
+                            floor=config.floor, retry_window_s=config.retry_window_s)
     exit_code, outcome = _execute(policy)
     outcome.resumes = resumes
     if config.model != "baseline" and outcome.submission is not None:
@@ -221,6 +228,23 @@ def _execute(policy: Policy) -> tuple[int, Outcome]:
 
 def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
+
+
+def model_lines(supervisor: ModelSpec, worker: ModelSpec, retry_window: float | None) -> list[str]:
+    """What the start says about the models: a local one's price, and how long an outage is retried."""
+    from crew.models.retry import retry_window_s
+    from crew.models.usage import PRICES_ENV, billed_model
+
+    lines = []
+    for spec in dict.fromkeys((supervisor, worker)):
+        if spec.kind == "replay":
+            continue
+        window = format_duration(retry_window_s(spec.base_url, retry_window))
+        priced = "" if billed_model(spec.model, spec.base_url) else (
+            f"; $0 per token (a server of your own, not in the price table: name it in a {PRICES_ENV} file "
+            "to price it)")
+        lines.append(f"model {spec}: outages retried for {window} (change it with --retry-window){priced}")
+    return lines
 
 
 def default_cost_cap(budget_s: float) -> float:

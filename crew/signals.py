@@ -58,7 +58,7 @@ class Waiting(Decision):
         return f"Waiting up to {self.minutes:g} min for a job event; the next turn says what happened."
 
 
-LimitKind = Literal["final_phase", "steps", "cost"]
+LimitKind = Literal["final_phase", "steps", "cost", "no_calls"]
 
 
 @dataclass
@@ -70,7 +70,8 @@ class LimitExceeded(Exception):  # noqa: N818
     def __str__(self) -> str:
         return {"final_phase": "the final phase began: the best evaluation record is submitted",
                 "steps": f"the step limit ({self.limit:g}) was reached",
-                "cost": f"the cost limit (${self.limit:g}) was reached (${self.used:.2f} spent)"}[self.kind]
+                "cost": f"the cost limit (${self.limit:g}) was reached (${self.used:.2f} spent)",
+                "no_calls": f"the model made no valid tool call in {self.used:g} turns"}[self.kind]
 
 
 @dataclass

@@ -1,4 +1,7 @@
-"""Model specs: baseline, anthropic:MODEL, openai:MODEL[@BASE_URL], replay:PATH."""
+"""Model specs: baseline, anthropic:MODEL, openai:MODEL[@BASE_URL][?tools=text], replay:PATH.
+
+`?tools=text` is for models without working native function calling (many small local ones): the tools are
+described in the prompt and the crew parses the calls from the answer's text (crew/models/text_tools.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ from crew.errors import CrewError
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reaches end of life 2026-11-30
 DEFAULT_OPENAI_MODEL = "gpt-5.5"
 KINDS = ("baseline", "anthropic", "openai", "replay")
-FORMS = "baseline, anthropic:MODEL, openai:MODEL, openai:MODEL@BASE_URL or replay:PATH"
+FORMS = "baseline, anthropic:MODEL, openai:MODEL, openai:MODEL@BASE_URL[?tools=text] or replay:PATH"
+TOOL_MODES = ("native", "text")
 
 
 @dataclass(frozen=True)
@@ -18,11 +22,13 @@ class ModelSpec:
     kind: str
     model: str = ""
     base_url: str = ""
+    tools: str = "native"  # "text": tool calls travel as text (crew/models/text_tools.py)
 
     def __str__(self) -> str:
         if self.kind == "baseline":
             return "baseline"
-        return f"{self.kind}:{self.model}" + (f"@{self.base_url}" if self.base_url else "")
+        return (f"{self.kind}:{self.model}" + (f"@{self.base_url}" if self.base_url else "")
+                + ("?tools=text" if self.tools == "text" else ""))
 
 
 def parse_spec(text: str) -> ModelSpec:
@@ -32,12 +38,20 @@ def parse_spec(text: str) -> ModelSpec:
     kind, sep, rest = text.partition(":")
     if not sep or kind not in KINDS or not rest:
         raise CrewError(f"unknown model spec '{text}'", f"use one of: {FORMS}")
+    tools = "native"
+    if kind in ("openai", "anthropic") and "?" in rest:
+        rest, _, query = rest.partition("?")
+        tools = query.removeprefix("tools=")
+        if not query.startswith("tools=") or tools not in TOOL_MODES:
+            raise CrewError(f"model spec '{text}' has an unknown option '?{query}'",
+                            "the one option is ?tools=text (tool calls written as text, for models without "
+                            "native function calling)")
     if kind == "openai" and "@" in rest:
         model, _, base_url = rest.partition("@")
         if not model or not base_url.startswith(("http://", "https://")):
             raise CrewError(f"model spec '{text}' needs MODEL@http(s)://HOST", "e.g. openai:llama3@http://localhost:8000/v1")
-        return ModelSpec(kind, model, base_url)
-    return ModelSpec(kind, rest)
+        return ModelSpec(kind, model, base_url, tools)
+    return ModelSpec(kind, rest, tools=tools)
 
 
 def default_spec() -> tuple[ModelSpec, str]:

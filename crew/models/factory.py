@@ -38,4 +38,8 @@ def make_client(spec_text: str, **retry_options: Any) -> ChatCompletionClient:
         inner = make_openai_client(spec.model, api_key=_key("OPENAI_API_KEY", str(spec)))
     else:
         raise ValueError(f"make_client builds API clients only; '{spec}' is handled by the crew itself")
+    if spec.tools == "text":
+        from crew.models.text_tools import TextToolsClient
+
+        inner = TextToolsClient(inner)
     return RetryingClient(inner, **retry_options)

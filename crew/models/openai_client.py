@@ -30,6 +30,17 @@ DEFAULT_CONTEXT_TOKENS = 128_000
 LOCAL_MODEL_INFO = ModelInfo(
     vision=False, function_calling=True, json_output=True, family="unknown", structured_output=False
 )
+# Every request carries an output limit, so an endless answer (a small model's runaway newlines) ends. OpenAI's
+# own API takes max_completion_tokens (its newer models refuse max_tokens); OpenAI-compatible servers (vLLM,
+# llama.cpp, Ollama) all take max_tokens.
+OPENAI_MAX_OUTPUT_TOKENS = 8_192
+LOCAL_MAX_OUTPUT_TOKENS = 4_096
+# A request to a server of one's own that neither answers nor closes within this is abandoned (and retried as a
+# transient failure): a base for the connection and the first token, plus reading the prompt and writing the
+# longest answer at a slow CPU server's pace. OpenAI's own API keeps the SDK's timeout (600 s).
+BASE_TIMEOUT_S = 120.0
+PREFILL_TOKENS_PER_S = 25.0
+DECODE_TOKENS_PER_S = 10.0
 # For OpenAI models newer than autogen-ext's table.
 UNKNOWN_OPENAI_MODEL_INFO = ModelInfo(
     vision=False, function_calling=True, json_output=True, family="unknown", structured_output=True
@@ -70,9 +81,12 @@ def _wrap(resource: Any, name: str) -> None:
 class OpenAIClient(OpenAIChatCompletionClient):
     """autogen-ext's client plus last_usage / total_call_usage (with cached tokens) and offline token counts."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, local: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.model: str = kwargs["model"]
+        self.local = local
+        self.output_limit_param = "max_tokens" if local else "max_completion_tokens"
+        self.max_tokens = LOCAL_MAX_OUTPUT_TOKENS if local else OPENAI_MAX_OUTPUT_TOKENS
         self.last_usage = CallUsage()
         self.total_call_usage = CallUsage()
         _wrap(self._client.chat.completions, "create")
@@ -90,6 +104,13 @@ class OpenAIClient(OpenAIChatCompletionClient):
         self.total_call_usage = self.total_call_usage + usage
 
     async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:  # type: ignore[override]
+        extra = dict(kwargs.get("extra_create_args") or {})
+        if not {"max_tokens", "max_completion_tokens"} & set(extra):
+            extra[self.output_limit_param] = self.max_tokens
+        if self.local:
+            limit = extra.get("max_tokens") or extra.get("max_completion_tokens")
+            extra.setdefault("timeout", request_timeout_s(estimate_tokens(messages, kwargs.get("tools") or []), limit))
+        kwargs["extra_create_args"] = extra
         captured: list[CallUsage] = []
         token = _capture.set(captured)
         try:
@@ -97,8 +118,9 @@ class OpenAIClient(OpenAIChatCompletionClient):
         finally:
             _capture.reset(token)
         self._record(result, captured)
-        if captured and captured[-1][1] == "length" and isinstance(result.content, list):
-            # autogen reports tool calls cut off at the output limit as complete: they must not be run.
+        if captured and captured[-1][1] == "length":
+            # autogen reports tool calls cut off at the output limit as complete: they must not be run; and a
+            # text cut off there is no answer either (crew/agent.py).
             result = result.model_copy(update={"finish_reason": "length"})
         return result
 
@@ -120,6 +142,11 @@ class OpenAIClient(OpenAIChatCompletionClient):
         except KeyError:
             limit = DEFAULT_CONTEXT_TOKENS
         return max(0, limit - self.count_tokens(messages, tools=tools))
+
+
+def request_timeout_s(prompt_tokens: int, max_output_tokens: int) -> float:
+    """How long a request may take before it is abandoned, scaled to its prompt and its output limit."""
+    return BASE_TIMEOUT_S + prompt_tokens / PREFILL_TOKENS_PER_S + max_output_tokens / DECODE_TOKENS_PER_S
 
 
 def _known_info(model: str) -> ModelInfo | None:
@@ -150,4 +177,4 @@ def make_openai_client(
             kwargs["model_info"] = dict(UNKNOWN_OPENAI_MODEL_INFO)
     if http_client is not None:
         kwargs["http_client"] = http_client
-    return OpenAIClient(**kwargs)
+    return OpenAIClient(local=bool(base_url), **kwargs)

@@ -26,6 +26,17 @@ from crew.models.errors import ModelOutage
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = {408, 409, 429}
+# How long a model call is retried before the run stops resumable (ModelOutage): an API's outage, and longer for
+# a server of one's own (@BASE_URL), which may be restarting and loading its model. `--retry-window` sets it.
+RETRY_WINDOW_S = 600.0
+LOCAL_RETRY_WINDOW_S = 1800.0
+WINDOW_ATTEMPTS = 10_000  # within a window, attempts are bounded by its time, not by their count
+
+
+def retry_window_s(base_url: str = "", setting_s: float | None = None) -> float:
+    if setting_s is not None:
+        return setting_s
+    return LOCAL_RETRY_WINDOW_S if base_url else RETRY_WINDOW_S
 OnRetry = Callable[[int, float, BaseException], Any]
 
 

@@ -96,6 +96,18 @@ def price_for(model: str) -> Price:
     return prices["default"]
 
 
+def has_price(model: str) -> bool:
+    """Whether the price table names the model (its own table or a prefix of it), not only [default]."""
+    prices = load_prices()
+    return model in prices or any(name != "default" and model.startswith(name) for name in prices)
+
+
+def billed_model(model: str, base_url: str = "") -> str:
+    """The name a model is priced by; '' (free) for a model behind a server of one's own (@BASE_URL) that the
+    price table does not name: a local model costs nothing per token."""
+    return model if not base_url or has_price(model) else ""
+
+
 def cost_usd(model: str, usage: CallUsage) -> float:
     p = price_for(model)
     total = (

@@ -52,7 +52,7 @@ def _summary(h: RunHistory) -> Section:
         ("status", f"{r.get('status', snap.state)}{note}"),
         ("challenge", f"{snap.config.get('challenge')} ({r.get('preset', snap.config.get('preset'))} preset)"),
         ("model", str((r.get("models") or {}).get("model", snap.config.get("model")))),
-        ("metric", f"{snap.metric.get('name', '?')} ({snap.metric.get('direction', '?')})"),
+        ("metric", _metric(r.get("metric") or snap.metric)),
         ("score", f"{num(r.get('score'))} (full set), baseline: {num(r.get('baseline_score'))}, "
                   f"improvement: {pct(r.get('improvement'))}{_noise(r)}"),
         ("time", f"{format_duration(r.get('elapsed_s', snap.elapsed_s))} of "
@@ -64,6 +64,11 @@ def _summary(h: RunHistory) -> Section:
         ("sandbox", _sandbox(r.get("sandbox") or sandbox_record(snap.config))),
     ]
     return Section("Summary", facts=facts)
+
+
+def _metric(metric: dict[str, str]) -> str:
+    """result.json holds the metric even when nothing was scored (the trace's evaluations then hold none)."""
+    return f"{metric.get('name', '?')} ({metric.get('direction', '?')})"
 
 
 def _noise(r: dict[str, Any]) -> str:

@@ -124,6 +124,8 @@ def openai_completion(answer: Answer, body: dict[str, Any], prompt: int, cached:
         finish = "stop"
     elif answer.truncated or (limit is not None and output > limit):
         finish, output = "length", limit or output
+        if answer.text and not answer.truncated:  # the text ends where the limit cut it (characters / 4)
+            message["content"] = answer.text[: output * 4]
         if calls:
             arguments = calls[-1]["function"]["arguments"]
             calls[-1]["function"]["arguments"] = arguments[: len(arguments) // 2]

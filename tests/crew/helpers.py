@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from crew.runner import RunRequest, start_run
-from tests.foundation.helpers import write_challenge
+from tests.foundation.helpers import TOML, write_challenge
 
 
 def call(tool: str, text: str | None = None, **arguments) -> dict:
@@ -59,3 +59,23 @@ def run_crew(tmp_path: Path, monkeypatch, script: dict | str, budget: str = "2m"
 
 def kinds(events: list[dict], kind: str) -> list[dict]:
     return [e for e in events if e["kind"] == kind]
+
+
+# The recipe takes a few seconds, so that the supervisor's idle wait ends on its job's exit.
+RECIPE = """\
+import argparse, pathlib, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--out"); parser.add_argument("--budget-s", type=float)
+args = parser.parse_args()
+time.sleep(2)
+pathlib.Path(args.out).write_text("0.5")
+"""
+
+
+def toy_with_recipe(tmp_path):
+    """The toy challenge with a baseline recipe that writes 0.5 (for experiment 0, crew/floor.py)."""
+    toml = TOML.format(name="toy") + '\n[baseline]\ncommand = "python baseline/train.py --out {submission_dir} ' \
+                                     '--budget-s {budget_s}"\n'
+    folder = write_challenge(tmp_path / "challenges", "toy", toml=toml)
+    (folder / "baseline").mkdir()
+    (folder / "baseline" / "train.py").write_text(RECIPE)

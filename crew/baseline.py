@@ -145,6 +145,7 @@ class BaselinePolicy:
     def score(self, submission: Path, eval_id: str | None = None) -> Evaluation:
         timeout_s = max(self.deadline.time_left_s(), 1.0)  # the reserve kept for scoring; never past the deadline
         record = evaluate(self.challenge, submission, self.score_context, self.run.evaluations, timeout_s, eval_id)
-        self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
+        self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok,
+                        score=None if self.challenge.blind else record.score,  # blind: the record keeps it
                         error=record.error, artifact=record.artifact, duration_s=record.duration_s)
         return record

@@ -144,6 +144,9 @@ def describe(record: Evaluation, challenge: Challenge) -> str:
     """Experiment 0's outcome, for the supervisor."""
     if not record.ok:
         return f"Experiment 0 ({FLOOR_ID}, the baseline recipe at the short size) failed: {record.error}."
+    if challenge.blind:  # [feedback] agents = "none": no figure reaches any agent, the floor's included
+        return (f"Experiment 0 ({FLOOR_ID}, the baseline recipe at the short size) was scored by the harness (blind: "
+                "no figure is shown): the floor of this run, submitted if nothing beats it. Your work must beat it.")
     return (f"Experiment 0 ({FLOOR_ID}, the baseline recipe at the short size) scored "
             f"{challenge.metric.name} = {record.score:.4f}: the floor of this run, submitted if nothing beats it. "
             "Your work must beat it.")

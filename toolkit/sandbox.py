@@ -35,6 +35,12 @@ SANDBOX_KINDS = ("bwrap", "none")
 # (ignored signals are inherited through exec; coreutils env 8.31+ sets and resets them).
 _OUTER = ("env", "--ignore-signal=TERM", "bwrap")
 _INNER = ("env", "--default-signal=TERM")
+# Every capability goes, even for root (bwrap keeps them for a root caller): with CAP_SYS_ADMIN an agent could
+# unmount the masks and remount the read-only binds writable.
+_CAPS = ("--cap-drop", "ALL")
+# bwrap's own command line is the sandbox's /proc/1/cmdline: the mount list (the host paths of the data, the
+# masks) goes through a file descriptor instead (bwrap closes it once read), so the command line names none.
+_ARGS_FROM_FILE = 'exec 3<"$1" && shift && exec env --ignore-signal=TERM bwrap --args 3 "$@"'
 
 # Variables that name places outside the sandbox (caches, sockets, the crew's own folders) or would load
 # code from them; tools inside fall back to their defaults under the sandbox's home.
@@ -74,7 +80,10 @@ class Sandbox:
         hidden = (*policy.hidden, Path.home(), run_dir)
         mounts, self.python_path = view_args(folders, hidden, policy.dev_root)
         namespaces = ["--unshare-all", *(["--share-net"] if policy.network else [])]
-        self._prefix = [*_OUTER, *namespaces, *mounts, "--chdir", str(workspace)]
+        self.args_file = run_dir / "sandbox.args"  # in the run's folder, which the sandbox never shows
+        args = [*namespaces, *_CAPS, *mounts, "--chdir", str(workspace)]
+        self.args_file.write_bytes(b"".join(a.encode() + b"\0" for a in args))
+        self._prefix = ["sh", "-c", _ARGS_FROM_FILE, "bwrap", str(self.args_file)]
 
     def wrap(self, argv: Sequence[str], *, die_with_parent: bool = True) -> list[str]:
         """`argv` run inside the sandbox. A command dies with the process that started it; a background
@@ -104,7 +113,7 @@ def bwrap_problem() -> str | None:
     """None when bubblewrap can make a sandbox here; else what stops it, for an error message."""
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [*_OUTER, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+    probe = [*_OUTER, "--unshare-all", *_CAPS, "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
              "--dev", "/dev", "--", *_INNER, "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)

@@ -69,20 +69,21 @@ class SandboxPolicy:
 class Sandbox:
     """The bwrap command line for one run's workspace, built once and put in front of every command."""
 
-    def __init__(self, policy: SandboxPolicy, *, run_dir: Path, workspace: Path, data_dir: Path | None = None):
+    def __init__(self, policy: SandboxPolicy, *, run_dir: Path, workspace: Path, data_dir: Path | None = None,
+                 papers_dir: Path | None = None):
         self.policy = policy
         self.home = run_dir / "home"
         self.tmp = run_dir / "tmp"
         logs, jobs = run_dir / "logs", run_dir / "jobs"
         for folder in (self.home, self.tmp, logs, jobs):
             folder.mkdir(parents=True, exist_ok=True)
-        folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs))
+        folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs), papers=papers_dir)
         hidden = (*policy.hidden, Path.home(), run_dir)
         mounts, self.python_path = view_args(folders, hidden, policy.dev_root)
         namespaces = ["--unshare-all", *(["--share-net"] if policy.network else [])]
         self.args_file = run_dir / "sandbox.args"  # in the run's folder, which the sandbox never shows
-        args = [*namespaces, *_CAPS, *mounts, "--chdir", str(workspace)]
-        self.args_file.write_bytes(b"".join(a.encode() + b"\0" for a in args))
+        self.args = [*namespaces, *_CAPS, *mounts, "--chdir", str(workspace)]
+        self.args_file.write_bytes(b"".join(a.encode() + b"\0" for a in self.args))
         self._prefix = ["sh", "-c", _ARGS_FROM_FILE, "bwrap", str(self.args_file)]
 
     def wrap(self, argv: Sequence[str], *, die_with_parent: bool = True) -> list[str]:

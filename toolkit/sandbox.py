@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.env import scrubbed_env
+from toolkit.env import agent_env
 from toolkit.errors import ToolkitError
 from toolkit.sandbox_mounts import RunFolders, view_args
 
@@ -92,8 +92,9 @@ class Sandbox:
         return [*self._prefix, *(["--die-with-parent"] if die_with_parent else []), "--", *_INNER, *argv]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        """`env` as a command inside sees it: no secrets, nothing pointing outside, its own home and /tmp."""
-        inside = {k: v for k, v in scrubbed_env(env).items()
+        """`env` as a command inside sees it: only allowlisted variables (toolkit.env.agent_env), nothing
+        pointing outside, its own home and /tmp."""
+        inside = {k: v for k, v in agent_env(env).items()
                   if k not in _ENV_DROPPED and not k.startswith(_ENV_DROPPED_PREFIXES)}
         inside.update(HOME=str(self.home), TMPDIR="/tmp")
         if self.python_path:

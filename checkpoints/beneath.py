@@ -33,11 +33,12 @@ def _parts(rel: str | os.PathLike[str] | Sequence[str]) -> list[str]:
 def _refusal(err: OSError, name: str, dir_fd: int) -> OSError:
     """A link met on the way becomes LinkRefused; anything else (a file where a folder should be) stays."""
     if err.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-        try:
-            is_link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        try:  # a link now, or one a moment ago that was swapped back (a race): refused either way
+            plain = not stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode) and (
+                err.errno != errno.ENOTDIR or not stat.S_ISDIR(os.stat(name, dir_fd=dir_fd).st_mode))
         except OSError:
-            is_link = False
-        if is_link:
+            plain = False
+        if not plain:
             return LinkRefused(err.errno, f"'{name}' is a symbolic link; links are not followed")
     return OSError(err.errno, err.strerror, name)
 

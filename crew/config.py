@@ -28,7 +28,7 @@ class RunConfig:
     max_cost_usd: float | None = None
     budget_clock: str = "wall"  # "wall": downtime counts, as in the competitions; "active": only time alive
     sandbox: str = "bwrap"  # agents' commands and jobs: "bwrap" or "none" (an integrity warning); resume keeps it
-    agent_network: bool = True
+    agent_network: bool | str = "egress"  # egress, off or host (crew/sandboxing.py); true in older runs
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

@@ -54,7 +54,7 @@ class RunRequest:
     run_dir: Path | None = None
     budget_clock: str = "wall"
     sandbox: str = "bwrap"
-    agent_network: str = "on"
+    agent_network: str = "egress"
     skip_checks: bool = False  # start even when a quick doctor check fails
 
 
@@ -72,7 +72,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     budget_s = parse_duration(request.budget) if request.budget else preset.budget_s
     _check_budget(challenge, preset, budget_s)
     sandbox, agent_network = parse_choice(request.sandbox, request.agent_network)
-    check_sandbox(sandbox, baseline=spec.kind == "baseline")
+    check_sandbox(sandbox, baseline=spec.kind == "baseline", network=agent_network)
     device = _check_device(challenge, preset)
     if not request.skip_checks:
         _preflight(challenge, preset)
@@ -123,7 +123,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
         result = json.loads(run.result.read_text())
         say(f"run {run.root} had already finished: {result['status']}")
         return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
-    check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True)
+    check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True, network=config.agent_network)
     try:
         challenge = load_challenge(Path(config.challenge_dir))
         preset = challenge.preset(config.preset)

@@ -18,10 +18,12 @@ from __future__ import annotations
 import logging
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.egress import DNS as EGRESS_DNS
 from toolkit.env import agent_env
 from toolkit.errors import ToolkitError
 from toolkit.sandbox_mounts import RunFolders, view_args
@@ -61,9 +63,16 @@ class SandboxPolicy:
     even when they lie inside a folder the sandbox shows (the data cache, challenge folders, the project's
     source). `dev_root` is where GPU device nodes are looked for."""
 
-    network: bool = True
+    network: bool | str = "egress"  # off, egress (internet but not the host: toolkit/egress.py) or host
     hidden: tuple[Path, ...] = ()
     dev_root: Path = Path("/dev")
+
+    @property
+    def network_mode(self) -> str:
+        """off, egress or host (True, from before egress existed, meant the host's network)."""
+        if isinstance(self.network, bool):
+            return "host" if self.network else "off"
+        return self.network
 
 
 class Sandbox:
@@ -80,11 +89,18 @@ class Sandbox:
         folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs), papers=papers_dir)
         hidden = (*policy.hidden, Path.home(), run_dir)
         mounts, self.python_path = view_args(folders, hidden, policy.dev_root)
-        namespaces = ["--unshare-all", *(["--share-net"] if policy.network else [])]
+        mode = policy.network_mode
+        namespaces = ["--unshare-all", *(["--share-net"] if mode == "host" else [])]
+        egress: list[str] = []
+        if mode == "egress":  # a namespace of its own, its network set up by slirp4netns (toolkit/egress.py)
+            resolv = run_dir / "resolv.conf"
+            resolv.write_text(f"nameserver {EGRESS_DNS}\n")
+            egress = ["--ro-bind", str(resolv), "/etc/resolv.conf", "--info-fd", "4", "--block-fd", "5"]
         self.args_file = run_dir / "sandbox.args"  # in the run's folder, which the sandbox never shows
-        self.args = [*namespaces, *_CAPS, *mounts, "--chdir", str(workspace)]
+        self.args = [*namespaces, *_CAPS, *mounts, *egress, "--chdir", str(workspace)]
         self.args_file.write_bytes(b"".join(a.encode() + b"\0" for a in self.args))
-        self._prefix = ["sh", "-c", _ARGS_FROM_FILE, "bwrap", str(self.args_file)]
+        launcher = [sys.executable, "-I", str(Path(__file__).with_name("egress.py"))] if egress else []
+        self._prefix = [*launcher, "sh", "-c", _ARGS_FROM_FILE, "bwrap", str(self.args_file)]
 
     def wrap(self, argv: Sequence[str], *, die_with_parent: bool = True) -> list[str]:
         """`argv` run inside the sandbox. A command dies with the process that started it; a background

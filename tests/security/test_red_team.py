@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from challenges.data import cache_root
+from challenges.data import cache_root, prepare_data
+from challenges.loader import load_challenge
 from crew.errors import EXIT_DONE
 from crew.runner import RunRequest, start_run
 from tests.apiserver.fixture import TEST_KEY
@@ -87,8 +88,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("RESEARCH_CREW_MEMORY_DIR", str(tmp_path / "memory"))
     monkeypatch.setenv("CREW_STARTUP_NOTE", STARTUP_CANARY)
     monkeypatch.setenv("PIP_INDEX_URL", f"https://user:{STARTUP_CANARY}@pypi.example/simple")
-    return {"scorer": folder / "scorer.py", "tmp": tmp_path,
-            "private": cache_root() / "data" / "heldout" / "smoke" / "private"}
+    data = prepare_data(load_challenge(folder), "smoke")  # prepared before the run, so the attacks can name it
+    return {"scorer": folder / "scorer.py", "tmp": tmp_path, "private": data.private_dir}
 
 
 def _engineer(world: dict, port: int) -> list[dict]:

@@ -13,12 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 import challenges
 import crew
 import memory
 import toolkit
 from challenges.data import cache_root
 from challenges.loader import PATH_VARIABLE
+from challenges.spec import Preset
 from crew.errors import CrewError
 from memory.paths import global_memory_dir
 from toolkit.sandbox import SANDBOX_KINDS, SandboxPolicy, bwrap_problem
@@ -91,15 +94,19 @@ def sandbox_record(config: Mapping[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "agent_network": network, "warning": warning}
 
 
-def agent_sandbox(run_toml: Path) -> SandboxPolicy | None:
-    """The toolkit's sandbox policy for a run (None for --sandbox none), from its run.toml."""
+def agent_sandbox(run_toml: Path, preset: Preset | None = None, *, gpus: bool = False) -> SandboxPolicy | None:
+    """The toolkit's sandbox policy for a run (None for --sandbox none), from its run.toml and the preset's
+    limits (an address-space cap only without GPUs: CUDA maps far more address space than memory)."""
     from crew.config import RunConfig
 
     config = RunConfig.load(run_toml)
     if config.sandbox == "none":
         return None
-    return SandboxPolicy(network=network_mode(config.agent_network), hidden=hidden_places(Path(config.challenge_dir),
-                                                                            run_toml.parent))
+    preset = preset or Preset(name=config.preset, hours=1.0)
+    memory = None if gpus else int((preset.max_memory_gb or psutil.virtual_memory().total / 2**30) * 2**30)
+    return SandboxPolicy(network=network_mode(config.agent_network),
+                         hidden=hidden_places(Path(config.challenge_dir), run_toml.parent),
+                         max_processes=preset.max_processes or None, max_memory_bytes=memory)
 
 
 def hidden_places(challenge_dir: Path, run_dir: Path) -> tuple[Path, ...]:

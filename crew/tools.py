@@ -43,6 +43,7 @@ class CrewTools:
         self.inflight_jobs: dict[tuple[str, str], str] = {}
         self.inflight_evaluations: list[str] = []
         self.workers = WorkerSlots(gpus=len(toolkit.jobs.devices))  # the loop keeps it up to date
+        self.disk_watch: Any | None = None  # crew/disk_watch.py, while the loop runs
 
     # -- the supervisor's tools -------------------------------------------------------------------
 
@@ -91,6 +92,8 @@ class CrewTools:
         existing = self.inflight_jobs.pop((command, name), None)
         if existing is not None:
             return f"(re-attached after a restart; not started twice)\n{self.toolkit.job_status(existing)}"
+        if self.disk_watch is not None and (refusal := self.disk_watch.refusal()):
+            return f"Not started: {refusal}"
         return str(self.toolkit.start_job(command, name, timeout_s, gpus))
 
     def evaluate(self, artifact_path: str, hypothesis: str = "", parent: str = "",

@@ -17,6 +17,8 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 INFO_FD, BLOCK_FD = 4, 5
 SLIRP = ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback"]
@@ -44,6 +46,20 @@ def _read_info(fd: int) -> dict:
     raise RuntimeError("bwrap ended before it reported its pid")
 
 
+def _wait_for_loopback(pid: int, timeout_s: float = 5.0) -> None:
+    """bwrap sets up the namespace's loopback itself, before it waits on fd 5; slirp4netns configuring the same
+    namespace meanwhile makes that fail now and then ("Failed RTM_NEWADDR"). So slirp4netns starts once
+    127.0.0.1 is in place (or bwrap has gone)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if "127.0.0.1" in Path(f"/proc/{pid}/net/fib_trie").read_text():
+                return
+        except OSError:
+            return
+        time.sleep(0.005)
+
+
 def main(argv: list[str]) -> int:
     # As bwrap itself: SIGTERM is for the command inside (the toolkit signals the whole group), not for us.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -63,6 +79,7 @@ def main(argv: list[str]) -> int:
     except (RuntimeError, KeyError, ValueError) as err:
         print(f"egress: {err}", file=sys.stderr)
         return bwrap.wait()
+    _wait_for_loopback(pid)
     ready_r, ready_w = os.pipe()
     exit_r, exit_w = os.pipe()
     slirp = subprocess.Popen([*SLIRP, f"--ready-fd={ready_w}", f"--exit-fd={exit_r}", str(pid), "tap0"],

@@ -15,7 +15,9 @@ command ends the pid namespace ends with it, taking any leftover processes along
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import shlex
 import shutil
 import subprocess
 import sys
@@ -26,6 +28,7 @@ from pathlib import Path
 from toolkit.egress import DNS as EGRESS_DNS
 from toolkit.env import agent_env
 from toolkit.errors import ToolkitError
+from toolkit.limits import address_space_prefix, new_pids_group, pids_parent
 from toolkit.sandbox_mounts import RunFolders, view_args
 
 log = logging.getLogger(__name__)
@@ -42,7 +45,7 @@ _INNER = ("env", "--default-signal=TERM")
 _CAPS = ("--cap-drop", "ALL")
 # bwrap's own command line is the sandbox's /proc/1/cmdline: the mount list (the host paths of the data, the
 # masks) goes through a file descriptor instead (bwrap closes it once read), so the command line names none.
-_ARGS_FROM_FILE = 'exec 3<"$1" && shift && exec env --ignore-signal=TERM bwrap --args 3 "$@"'
+_ARGS_FROM_FILE = '{cgroup}exec 3<"$1" && shift && exec {limits}env --ignore-signal=TERM bwrap --args 3 "$@"'
 
 # Variables that name places outside the sandbox (caches, sockets, the crew's own folders) or would load
 # code from them; tools inside fall back to their defaults under the sandbox's home.
@@ -66,6 +69,10 @@ class SandboxPolicy:
     network: bool | str = "egress"  # off, egress (internet but not the host: toolkit/egress.py) or host
     hidden: tuple[Path, ...] = ()
     dev_root: Path = Path("/dev")
+    # Per command or job: how many more processes (threads count) it may start, and its address space
+    # (None: no cap; a GPU process maps far more address space than memory, so runs with GPUs leave it off).
+    max_processes: int | None = 2048
+    max_memory_bytes: int | None = None
 
     @property
     def network_mode(self) -> str:
@@ -99,13 +106,21 @@ class Sandbox:
         self.args_file = run_dir / "sandbox.args"  # in the run's folder, which the sandbox never shows
         self.args = [*namespaces, *_CAPS, *mounts, *egress, "--chdir", str(workspace)]
         self.args_file.write_bytes(b"".join(a.encode() + b"\0" for a in self.args))
-        launcher = [sys.executable, "-I", str(Path(__file__).with_name("egress.py"))] if egress else []
-        self._prefix = [*launcher, "sh", "-c", _ARGS_FROM_FILE, "bwrap", str(self.args_file)]
+        self._launcher = [sys.executable, "-I", str(Path(__file__).with_name("egress.py"))] if egress else []
+        # A pids cgroup per command where the machine lets us make one (toolkit/limits.py).
+        tag = hashlib.sha256(str(run_dir).encode()).hexdigest()[:12]
+        self.pids_parent = pids_parent(tag) if policy.max_processes is not None else None
 
     def wrap(self, argv: Sequence[str], *, die_with_parent: bool = True) -> list[str]:
         """`argv` run inside the sandbox. A command dies with the process that started it; a background
         job does not (it must outlive the crew, and its runner or any toolkit enforces its deadline)."""
-        return [*self._prefix, *(["--die-with-parent"] if die_with_parent else []), "--", *_INNER, *argv]
+        cgroup = ""
+        if self.pids_parent is not None and self.policy.max_processes is not None:
+            group = new_pids_group(self.pids_parent, self.policy.max_processes)
+            cgroup = f"echo $$ > {shlex.quote(str(group / 'cgroup.procs'))} && "
+        script = _ARGS_FROM_FILE.format(cgroup=cgroup, limits=address_space_prefix(self.policy.max_memory_bytes))
+        return [*self._launcher, "sh", "-c", script, "bwrap", str(self.args_file),
+                *(["--die-with-parent"] if die_with_parent else []), "--", *_INNER, *argv]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """`env` as a command inside sees it: only allowlisted variables (toolkit.env.agent_env), nothing

@@ -237,3 +237,51 @@ def test_every_attack_is_refused_or_harmless_and_the_honest_score_is_submitted(w
     assert code == EXIT_DONE and result["status"] == "submitted" and result["score"] == pytest.approx(0.92)
     assert json.loads((run.evaluations / "eval-0001.json").read_text())["sandboxed"] is True
     assert (run.root / "workspace.git").is_dir()  # the crew's repository, beside the workspace
+
+
+FILL = """python -c "
+import time
+with open('fill.bin', 'wb') as out:
+    for _ in range(70):  # bounded: 350 MB at most, on a 400 MB disk
+        out.write(b'x' * (5 << 20))
+        out.flush()
+        time.sleep(0.1)
+" """
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 400 MB file system of the run's own (tmpfs), so that filling it is quick, bounded and harmless."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400m", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"needs root to mount a small tmpfs: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_disk_fill_is_stopped_before_the_disk_is_full(tmp_path, monkeypatch, api_server, small_disk):
+    challenges = tmp_path / "challenges"
+    write_challenge(challenges, "toy", toml=TOML.format(name="toy") + "disk_reserve_gb = 0.25\n")
+    monkeypatch.setenv("RESEARCH_CREW_CHALLENGE_PATH", str(challenges))
+    monkeypatch.setenv("RESEARCH_CREW_MEMORY_DIR", str(tmp_path / "memory"))
+    engineer = [call("write_file", path="answer.txt", content="0.75"), call("evaluate", artifact_path="answer.txt"),
+                call("start_job", command=FILL, name="fill"),
+                call("wait_for_job", job_id="001-fill", until="exit", max_minutes=3),
+                call("start_job", command="echo again", name="again"),
+                call("report", changed="answer.txt", commands="a disk fill", evaluations=["eval-0001"],
+                     learned="0.75 scores", proposes="submit eval-0001")]
+    supervisor = [call("delegate", role="engineer", subtask="Write 0.75 and evaluate.", minutes=5),
+                  call("submit", evaluation_id="eval-0001", rationale="verified")]
+    server = api_server({"supervisor": supervisor, "engineer": engineer})
+    code, run = start_run(RunRequest("toy", preset="smoke", model=API_MODEL, budget="5m",
+                                     run_dir=small_disk / "run"))
+    events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+    results = [r["content"] for e in kinds(events, "tool_results") if e["agent"] == "engineer" for r in e["results"]]
+    assert "stopped" in results[3] and kinds(events, "disk_low")  # stopped by the watermark, not finished
+    assert results[4].startswith("Not started: only") and "reserve" in results[4]
+    assert (run.workspace / "fill.bin").stat().st_size < 350 << 20  # the job never wrote it all
+    assert "DISK LOW" in server.requests("supervisor")[-1].last_user_text()
+    result = json.loads(run.result.read_text())
+    assert code == EXIT_DONE and result["status"] == "submitted" and result["score"] == 0.75  # state was saved

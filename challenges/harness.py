@@ -80,11 +80,12 @@ class Evaluation:
 
 def evaluate(
     challenge: Challenge, artifact: Path, ctx: ScoreContext, evaluations_dir: Path, timeout_s: float | None = None,
-    root: Path | None = None,
+    root: Path | None = None, sandboxed: bool | None = None,
 ) -> Evaluation:
     """Score `artifact` with the challenge's scorer and save the record; never raises for scorer faults.
     With `root` (an agent's workspace), `artifact` is a path beneath it that is opened without following links
-    (freeze); otherwise the caller trusts the path."""
+    (freeze); otherwise the caller trusts the path. The scorer runs in its own sandbox (score_sandbox.py)
+    wherever bubblewrap works, unless `sandboxed` says otherwise (benchmarks/scoring_sandbox.py compares)."""
     evaluations_dir = Path(evaluations_dir)
     evaluations_dir.mkdir(parents=True, exist_ok=True)
     started, t0 = datetime.now(UTC), time.monotonic()
@@ -103,6 +104,7 @@ def evaluate(
         record.error = f"artifact refused: {err}"
     else:
         record.frozen, record.sha256 = str(frozen), artifact_sha256(frozen)
+        record.sandboxed = bwrap_works() if sandboxed is None else sandboxed
         record = _run_scorer(record, challenge, frozen, ctx, log_path, timeout_s or ctx.time_limit_s)
     if not record.frozen:
         log_path.write_text(record.error + "\n", encoding="utf-8")
@@ -266,7 +268,6 @@ def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: S
     ctx_file, result_file = io_dir / "ctx.json", io_dir / "result.json"
     ctx_file.write_text(ctx.to_json(), encoding="utf-8")
     tail = [str(challenge.directory), str(artifact), str(ctx_file), str(result_file)]
-    record.sandboxed = bwrap_works()
     if record.sandboxed:
         argv = sandboxed_argv(read_only=[challenge.directory, ctx.data_dir, ctx.private_dir, artifact.parent],
                               writable=[scratch, io_dir], argv_tail=tail, gpus=ctx.device.startswith("cuda"))

@@ -36,8 +36,10 @@ ENV_ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "OMP_NUM_THREADS", "OMP_WAIT_PO
                "NVIDIA_VISIBLE_DEVICES", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
 ENV_ALLOWED_PREFIXES = ("LC_", "NCCL_")
 GPU_DEVICE_GLOBS = ("nvidia*", "dri")
-# Tools a scorer runs whose install lives outside the system folders: the Lean project (and its elan).
+# Tools a scorer runs whose install lives outside the system folders: the Lean project, elan's toolchains and
+# the programs on PATH by these names (their install folder is shown read-only).
 EXTRA_READ_ONLY_VARIABLES = ("RESEARCH_CREW_LEAN_PROJECT", "ELAN_HOME")
+SCORER_TOOLS = ("lean", "lake", "elan")
 
 # -I isolates the interpreter; the bootstrap then puts only our two packages' folder(s) first on sys.path.
 _BOOTSTRAP = ("import sys, runpy; sys.path[:0] = sys.argv[1].split(':'); del sys.argv[1]; "
@@ -66,6 +68,9 @@ def scorer_env(environ: Mapping[str, str], scratch: Path) -> dict[str, str]:
     for name in EXTRA_READ_ONLY_VARIABLES:
         if environ.get(name):
             env[name] = environ[name]
+    elan_home = Path(environ.get("ELAN_HOME") or Path(environ.get("HOME", "/nonexistent"), ".elan"))
+    if elan_home.is_dir():
+        env["ELAN_HOME"] = str(elan_home)
     return env
 
 
@@ -77,6 +82,19 @@ def _python_roots() -> list[Path]:
 
 def _package_dirs() -> list[Path]:
     return [Path(p).resolve() for package in (challenges, checkpoints) for p in package.__path__]
+
+
+def _tool_dirs(environ: Mapping[str, str]) -> list[Path]:
+    """The install folders of the tools scorers run (Lean), so that they work inside the sandbox too."""
+    found = [Path(environ[v]) for v in EXTRA_READ_ONLY_VARIABLES if environ.get(v)]
+    elan_home = Path(environ.get("ELAN_HOME") or Path(environ.get("HOME", "/nonexistent"), ".elan"))
+    if elan_home.is_dir():
+        found.append(elan_home)
+    for name in SCORER_TOOLS:
+        where = shutil.which(name, path=environ.get("PATH"))
+        if where:
+            found += [Path(where).parent, Path(where).resolve().parent.parent]
+    return [p.resolve() for p in found if p.exists()]
 
 
 def _outermost(paths: Iterable[Path]) -> list[Path]:
@@ -106,8 +124,7 @@ def sandboxed_argv(*, read_only: Iterable[Path], writable: Iterable[Path], argv_
             args += ["--tmpfs", secret]
         elif Path(secret).exists():
             args += ["--ro-bind", "/dev/null", secret]
-    extra = [Path(environ[v]) for v in EXTRA_READ_ONLY_VARIABLES if environ.get(v)]
-    shown = [*_python_roots(), *_package_dirs(), *(Path(p).resolve() for p in read_only), *extra]
+    shown = [*_python_roots(), *_package_dirs(), *(Path(p).resolve() for p in read_only), *_tool_dirs(environ)]
     for folder in _outermost(p for p in shown if p.exists() and not any(p == s or s in p.parents for s in system)):
         args += ["--ro-bind", str(folder), str(folder)]
     for folder in writable:

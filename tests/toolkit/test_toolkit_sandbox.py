@@ -103,7 +103,8 @@ def test_a_job_in_the_sandbox_cannot_signal_the_crew_and_sees_no_secret(snoop) -
     tk, _, _ = snoop
     status = tk.start_job(f"kill -TERM {os.getpid()}; env", "snoop")
     record = json.loads((tk.run_dir / "jobs" / status.record.id / "job.json").read_text())
-    assert record["argv"][:2] == ["sh", "-c"] and "bwrap --args 3" in record["argv"][2]  # no mount list in argv
+    assert any("bwrap --args 3" in arg for arg in record["argv"])  # the mount list goes through a descriptor
+    assert not any("--ro-bind" in arg for arg in record["argv"])
     assert record["command"].startswith("kill")
     for _ in range(400):
         if not tk.job_status(status.record.id).running:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -94,10 +95,14 @@ def open_file(dir_fd: int, name: str) -> int:
     return fd
 
 
-def read_bytes(root: Path, rel: str | os.PathLike[str] | Sequence[str]) -> bytes:
+def open_read(root: Path, rel: str | os.PathLike[str] | Sequence[str]) -> int:
+    """A descriptor of the regular file `rel` beneath `root`, for reading; the caller closes it."""
     with parent_dir(root, rel) as (dir_fd, name):
-        fd = open_file(dir_fd, name)
-    with os.fdopen(fd, "rb") as handle:
+        return open_file(dir_fd, name)
+
+
+def read_bytes(root: Path, rel: str | os.PathLike[str] | Sequence[str]) -> bytes:
+    with os.fdopen(open_read(root, rel), "rb") as handle:
         return handle.read()
 
 
@@ -116,8 +121,8 @@ def lstat(root: Path, rel: str | os.PathLike[str] | Sequence[str]) -> os.stat_re
 def write_bytes(root: Path, rel: str | os.PathLike[str] | Sequence[str], data: bytes) -> None:
     """Atomically replace `rel` with `data`, creating its folders; a link there is replaced, never followed."""
     with parent_dir(root, rel, create=True) as (dir_fd, name):
-        tmp = f".{name}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)

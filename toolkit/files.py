@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -96,7 +97,7 @@ class FileTools:
         return header + "\n" + ("\n".join(entries) if entries else "(empty)")
 
     def _read(self, path: str, write: bool = False) -> tuple[Path, tuple[str, ...], bytes | str]:
-        """The file's bytes, or a text saying why not (missing, a folder, refused)."""
+        """The bytes of a file to edit, or a text saying why not (missing, a folder, too large, refused)."""
         try:
             root, parts = self._locate(path, write)
             info = beneath.lstat(root, parts)
@@ -104,34 +105,31 @@ class FileTools:
                 return root, parts, f"'{path}' does not exist."
             if not stat.S_ISREG(info.st_mode):
                 return root, parts, f"'{path}' is not a file."
+            if info.st_size > _MAX_EDIT_BYTES:
+                return root, parts, f"'{path}' is larger than {_size(_MAX_EDIT_BYTES)}; not editable with edit_file."
             return root, parts, beneath.read_bytes(root, parts)
         except (PathRefused, beneath.LinkRefused) as err:
             return Path(), (), f"Refused: {_reason(err)}"
 
     def read_file(self, path: str, start_line: int, end_line: int | None, max_chars: int) -> str:
-        root, parts, data = self._read(path)
-        if isinstance(data, str):
-            return data
-        if _is_binary(data):
-            return f"'{path}' is a binary file ({_size(len(data))}); not shown."
+        try:
+            root, parts = self._locate(path)
+            info = beneath.lstat(root, parts)
+            if info is None:
+                return f"'{path}' does not exist."
+            if not stat.S_ISREG(info.st_mode):
+                return f"'{path}' is not a file."
+            fd = beneath.open_read(root, parts)
+        except (PathRefused, beneath.LinkRefused) as err:
+            return f"Refused: {_reason(err)}"
+        with os.fdopen(fd, "rb") as raw:
+            if _is_binary(raw.read(8192)):
+                return f"'{path}' is a binary file ({_size(os.fstat(fd).st_size)}); not shown."
+            raw.seek(0)
+            # Stream line by line: a huge file costs time, not memory.
+            handle = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+            shown, total, last, cut_by_size = _numbered_lines(handle, max(start_line, 1), end_line, max_chars)
         start = max(start_line, 1)
-        shown: list[str] = []
-        used = 0
-        total = 0
-        cut_by_size = False
-        for total, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
-            if total < start or (end_line is not None and total > end_line) or cut_by_size:
-                continue
-            text = line
-            if len(text) > _MAX_LINE_CHARS:
-                text = text[:_MAX_LINE_CHARS] + f" [... line cut, {len(text):,} chars]"
-            entry = f"{total:6d}\t{text}"
-            if used + len(entry) > max_chars and shown:
-                cut_by_size = True
-                continue
-            shown.append(entry)
-            used += len(entry) + 1
-        last = start + len(shown) - 1
         name = self._name(root, parts)
         header = f"{name}: lines {start}-{last} of {total}"
         if not shown:
@@ -228,3 +226,25 @@ class FileTools:
 def _reason(err: Exception) -> str:
     """A refusal's text without errno's prefix."""
     return err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+
+
+def _numbered_lines(handle: io.TextIOWrapper, start: int, end_line: int | None,
+                    max_chars: int) -> tuple[list[str], int, int, bool]:
+    """The numbered lines start..end_line within max_chars, the file's line count, the last line shown, and
+    whether the size cap cut the range."""
+    shown: list[str] = []
+    used = total = 0
+    cut_by_size = False
+    for total, line in enumerate(handle, start=1):
+        if total < start or (end_line is not None and total > end_line) or cut_by_size:
+            continue
+        text = line.rstrip("\r\n")
+        if len(text) > _MAX_LINE_CHARS:
+            text = text[:_MAX_LINE_CHARS] + f" [... line cut, {len(text):,} chars]"
+        entry = f"{total:6d}\t{text}"
+        if used + len(entry) > max_chars and shown:
+            cut_by_size = True
+            continue
+        shown.append(entry)
+        used += len(entry) + 1
+    return shown, total, start + len(shown) - 1, cut_by_size

@@ -154,3 +154,15 @@ def test_where_bubblewrap_cannot_run_the_run_stops_and_a_resume_keeps_the_sandbo
         assert fix in " ".join(refused.output.split()), refused.output
     resumed = CliRunner().invoke(app, ["resume", str(world["tmp"] / "interrupted")])
     assert resumed.exit_code == EXIT_BAD_INPUT and "resumes only inside it" in " ".join(resumed.output.split())
+
+
+def test_the_host_network_is_an_integrity_warning_and_older_runs_read_as_it() -> None:
+    from crew.reporting.document import _sandbox
+    from crew.sandboxing import sandbox_line, sandbox_record
+
+    for value in ("host", True):  # True: a run.toml from before egress, which shared the host's network
+        record = sandbox_record({"sandbox": "bwrap", "agent_network": value})
+        assert record["agent_network"] == "host" and "host's loopback" in record["warning"]
+        assert "INTEGRITY WARNING" in _sandbox(record)
+    assert sandbox_record({"sandbox": "bwrap", "agent_network": "egress"})["warning"] is None
+    assert "integrity warning" in sandbox_line("bwrap", "host", baseline=False)

@@ -41,6 +41,7 @@ def pids_parent(tag: str) -> Path | None:
     if v1 is not None and (CGROUP_ROOT / "pids").is_dir():
         candidates.append(CGROUP_ROOT / "pids" / v1.lstrip("/"))
     for base in candidates:
+        _sweep(base)
         parent = base / f"research-crew-{tag}"
         try:
             parent.mkdir(exist_ok=True)
@@ -60,9 +61,22 @@ def pids_parent(tag: str) -> Path | None:
     return None
 
 
-def new_pids_group(parent: Path, max_processes: int) -> Path:
-    """A fresh cgroup under `parent` with pids.max set. Empty ones left by earlier commands are removed once a
-    minute old: a job's group stays empty until its runner, started later, moves into it."""
+def _sweep(base: Path) -> None:
+    """Remove what earlier runs left: their commands' empty groups (a minute old) and then their empty parents.
+    A group in use holds processes and cannot be removed; a parent removed under a live run is made again."""
+    try:
+        parents = [p for p in base.glob("research-crew-*") if p.is_dir()]
+    except OSError:
+        return
+    for parent in parents:
+        _remove_stale(parent)
+        try:
+            parent.rmdir()
+        except OSError:
+            pass
+
+
+def _remove_stale(parent: Path) -> None:
     now = time.time()
     for old in parent.iterdir():
         if old.is_dir() and now - old.stat().st_mtime > STALE_S:
@@ -70,6 +84,13 @@ def new_pids_group(parent: Path, max_processes: int) -> Path:
                 old.rmdir()  # refused while processes remain in it
             except OSError:
                 pass
+
+
+def new_pids_group(parent: Path, max_processes: int) -> Path:
+    """A fresh cgroup under `parent` with pids.max set. Empty ones left by earlier commands are removed once a
+    minute old: a job's group stays empty until its runner, started later, moves into it."""
+    parent.mkdir(exist_ok=True)
+    _remove_stale(parent)
     group = parent / f"{os.getpid()}-{next(_counter)}"
     group.mkdir()
     (group / "pids.max").write_text(str(max_processes))

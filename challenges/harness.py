@@ -11,7 +11,9 @@ import collections
 import hashlib
 import json
 import math
+import os
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -24,8 +26,10 @@ from typing import Any, BinaryIO
 from challenges.api import ScoreContext
 from challenges.atomic import atomic_write_json
 from challenges.processes import kill_group, start_group, stop_group
+from challenges.score_sandbox import bwrap_works, sandboxed_argv, scorer_env
 from challenges.spec import Challenge
 from challenges.split import split_scores
+from checkpoints import beneath
 
 LOG_HEAD_BYTES = 256 * 1024
 LOG_TAIL_BYTES = 64 * 1024
@@ -58,6 +62,7 @@ class Evaluation:
     heldout_score: float | None = None
     full_score: float | None = None
     split: dict[str, Any] = field(default_factory=dict)
+    sandboxed: bool = False  # whether the scorer ran in its own sandbox (challenges/score_sandbox.py)
 
     @property
     def full(self) -> float | None:
@@ -75,27 +80,35 @@ class Evaluation:
 
 def evaluate(
     challenge: Challenge, artifact: Path, ctx: ScoreContext, evaluations_dir: Path, timeout_s: float | None = None,
-    eval_id: str | None = None,
+    eval_id: str | None = None, root: Path | None = None, sandboxed: bool | None = None,
 ) -> Evaluation:
     """Score `artifact` with the challenge's scorer and save the record; never raises for scorer faults.
-    `eval_id` names a record outside the numbered sequence (the crew's floor is eval-0000)."""
+    `eval_id` names a record outside the numbered sequence (the crew's floor is eval-0000).
+    With `root` (an agent's workspace), `artifact` is a path beneath it that is opened without following links
+    (freeze); otherwise the caller trusts the path. The scorer runs in its own sandbox (score_sandbox.py)
+    wherever bubblewrap works, unless `sandboxed` says otherwise (benchmarks/scoring_sandbox.py compares)."""
     evaluations_dir = Path(evaluations_dir)
     evaluations_dir.mkdir(parents=True, exist_ok=True)
     started, t0 = datetime.now(UTC), time.monotonic()
     eval_id, log_path = _reserve_id(evaluations_dir, eval_id)
-    artifact = Path(artifact).resolve()
+    named = Path(root) / artifact if root is not None else Path(artifact).resolve()
     record = Evaluation(
-        id=eval_id, challenge=challenge.name, preset=ctx.preset, artifact=str(artifact), sha256="", ok=False,
+        id=eval_id, challenge=challenge.name, preset=ctx.preset, artifact=str(named), sha256="", ok=False,
         score=None, metric={"name": challenge.metric.name, "direction": challenge.metric.direction},
         log=str(log_path), started_at=started.isoformat(timespec="seconds"),
     )
-    if not artifact.exists():
+    try:
+        frozen = freeze(named if root is None else Path(artifact), evaluations_dir / f"{eval_id}.frozen", root)
+    except FileNotFoundError:
         record.error = f"artifact {artifact} does not exist"
-        log_path.write_text(record.error + "\n", encoding="utf-8")
+    except FreezeRefused as err:
+        record.error = f"artifact refused: {err}"
     else:
-        frozen = freeze(artifact, evaluations_dir / f"{eval_id}.frozen")
         record.frozen, record.sha256 = str(frozen), artifact_sha256(frozen)
+        record.sandboxed = bwrap_works() if sandboxed is None else sandboxed
         record = _run_scorer(record, challenge, frozen, ctx, log_path, timeout_s or ctx.time_limit_s)
+    if not record.frozen:
+        log_path.write_text(record.error + "\n", encoding="utf-8")
     record.duration_s = round(time.monotonic() - t0, 3)
     atomic_write_json(evaluations_dir / f"{eval_id}.json", asdict(record))
     return record
@@ -163,22 +176,69 @@ def best_evaluation(evaluations: list[Evaluation], challenge: Challenge) -> Eval
     return best
 
 
-def freeze(artifact: Path, folder: Path) -> Path:
-    """A read-only copy of the artifact as it is now (files, or a folder's files), in `folder`: the scorer
+class FreezeRefused(Exception):
+    """The artifact holds something a frozen copy must not: a link, a special file, an outside hard link."""
+
+
+def freeze(artifact: Path, folder: Path, root: Path | None = None) -> Path:
+    """A read-only copy of the artifact as it is now (a file, or a folder's files), in `folder`: the scorer
     scores it and the run submits it, so what is submitted is what was scored even if the agents go on
-    writing to the original. A copy, not a hard link: a link would follow in-place writes. `cp --reflink=auto`
-    shares the blocks where the file system can (btrfs, XFS), so a frozen model then costs no disk."""
+    writing to the original. `artifact` is relative to `root` when given (an agent's workspace): it is then
+    opened beneath it once, without following any link, and copied from that one opening, so a folder swapped
+    for a symlink meanwhile changes nothing. Symlinks, special files and files hard-linked from outside the
+    artifact are refused (FreezeRefused). A copy, not a hard link: a link would follow in-place writes; the
+    kernel shares the blocks where the file system can (btrfs, XFS reflinks), so a frozen model costs no disk."""
+    root = root or Path(os.path.abspath(artifact)).parent
+    rel = Path(artifact).relative_to(root) if Path(artifact).is_absolute() else Path(artifact)
     folder.mkdir(parents=True, exist_ok=True)
-    frozen = folder / artifact.name
-    if shutil.which("cp"):
-        subprocess.run(["cp", "-a", "--reflink=auto", str(artifact), str(frozen)], check=True, capture_output=True)
-    elif artifact.is_dir():
-        shutil.copytree(artifact, frozen)
-    else:
-        shutil.copy2(artifact, frozen)
-    for path in [frozen, *frozen.rglob("*")] if frozen.is_dir() else [frozen]:
-        path.chmod(path.stat().st_mode & ~0o222)
+    frozen = folder / (rel.name or Path(root).name)
+    inodes: dict[tuple[int, int], list[int]] = {}  # (dev, inode) -> [links seen inside, links in all]
+    try:
+        with beneath.parent_dir(root, rel) as (dir_fd, name):
+            _freeze_entry(dir_fd, name, frozen, inodes, str(rel))
+        outside = [n for n, (seen, total) in inodes.items() if total > seen]
+        if outside:
+            raise FreezeRefused(f"{len(outside)} file(s) in '{rel}' are hard links to files outside it; "
+                                "copy them instead (cp, not ln)")
+    except (FreezeRefused, beneath.LinkRefused) as err:
+        if frozen.is_dir():
+            shutil.rmtree(frozen, ignore_errors=True)
+        else:
+            frozen.unlink(missing_ok=True)
+        raise FreezeRefused(str(err).split("] ")[-1]) from None
     return frozen
+
+
+def _freeze_entry(dir_fd: int, name: str, dest: Path, inodes: dict, shown: str) -> None:
+    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if stat.S_ISLNK(info.st_mode):
+        raise FreezeRefused(f"'{shown}' is a symbolic link; an artifact must hold real files (copy them in)")
+    if stat.S_ISDIR(info.st_mode):
+        sub = beneath.open_dir_at(dir_fd, name)
+        try:
+            dest.mkdir()
+            for entry in sorted(os.listdir(sub)):
+                _freeze_entry(sub, entry, dest / entry, inodes, f"{shown}/{entry}")
+        finally:
+            os.close(sub)
+        os.chmod(dest, 0o555)
+        return
+    if not stat.S_ISREG(info.st_mode):
+        raise FreezeRefused(f"'{shown}' is a special file (a pipe, socket or device); an artifact holds files")
+    src = beneath.open_file(dir_fd, name)
+    try:
+        opened = os.fstat(src)
+        if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+            raise FreezeRefused(f"'{shown}' changed while it was frozen; evaluate it again once it is written")
+        if opened.st_nlink > 1:
+            seen = inodes.setdefault((opened.st_dev, opened.st_ino), [0, opened.st_nlink])
+            seen[0] += 1
+        with open(dest, "xb") as out:
+            beneath.copy_contents(src, out.fileno())
+    finally:
+        os.close(src)
+    os.chmod(dest, (info.st_mode & 0o555) | 0o444)
+    os.utime(dest, ns=(info.st_atime_ns, info.st_mtime_ns))
 
 
 def frozen_intact(record: Evaluation) -> bool:
@@ -202,16 +262,25 @@ def artifact_sha256(path: Path) -> str:
 
 def _run_scorer(record: Evaluation, challenge: Challenge, artifact: Path, ctx: ScoreContext,
                 log_path: Path, timeout_s: float) -> Evaluation:
-    ctx = replace(ctx, challenge_dir=challenge.directory, time_limit_s=timeout_s,
-                  partial_file=ctx.scratch_dir / f"{record.id}.partial.json")
-    ctx.scratch_dir.mkdir(parents=True, exist_ok=True)
-    ctx_file = ctx.scratch_dir / f"{record.id}.ctx.json"
-    result_file = ctx.scratch_dir / f"{record.id}.result.json"
+    # A fresh scratch per scoring, and a folder of the crew's own for the context, the result and a partial
+    # score: with the sandbox, the scorer sees only these two writable (score_sandbox.py).
+    io_dir, scratch = log_path.with_suffix(".io"), Path(ctx.scratch_dir) / record.id
+    for folder in (io_dir, scratch):  # an id freed after a crash is used again
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+    ctx = replace(ctx, challenge_dir=challenge.directory, time_limit_s=timeout_s, scratch_dir=scratch,
+                  partial_file=io_dir / "partial.json")
+    ctx_file, result_file = io_dir / "ctx.json", io_dir / "result.json"
     ctx_file.write_text(ctx.to_json(), encoding="utf-8")
-    argv = [sys.executable, "-m", "challenges._score_runner", str(challenge.directory), str(artifact),
-            str(ctx_file), str(result_file)]
+    tail = [str(challenge.directory), str(artifact), str(ctx_file), str(result_file)]
+    if record.sandboxed:
+        argv = sandboxed_argv(read_only=[challenge.directory, ctx.data_dir, ctx.private_dir, artifact.parent],
+                              writable=[scratch, io_dir], argv_tail=tail, gpus=ctx.device.startswith("cuda"))
+        env = scorer_env(os.environ, scratch)
+    else:
+        argv, env = [sys.executable, "-m", "challenges._score_runner", *tail], None
     with open(log_path, "wb") as log:
-        proc = start_group(argv, ctx.scratch_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        proc = start_group(argv, scratch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
         # The scorer runs in its own session, so it outlives a killed run: its pid lets a resume end it.
         pid_file = log_path.with_suffix(".pid")
         pid_file.write_text(f"{proc.pid} {_start_time(proc.pid)}")

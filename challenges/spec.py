@@ -53,6 +53,12 @@ class Preset:
     # Baseline runs train and score the recipe this many times with seeds 0, 1, ... (each in an equal share of
     # the budget; the command takes {seed}), so that their spread measures the baseline's noise.
     baseline_seeds: int = 1
+    # Limits on each agent command or job (toolkit/limits.py): processes and threads it may run at once; its
+    # address space in GB (0: the machine's memory, and no cap when the run uses GPUs); and the free disk under
+    # the run below which running jobs are stopped, so the disk never fills and saving state never fails.
+    max_processes: int = 2048
+    max_memory_gb: float = 0.0
+    disk_reserve_gb: float = 2.0
 
     def __post_init__(self) -> None:
         if self.score_minutes is None:

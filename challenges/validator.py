@@ -18,7 +18,7 @@ METRIC_KEYS = {"name", "direction", "success_threshold", "sentinels"}
 BASELINE_KEYS = {"command", "reference_score"}
 FEEDBACK_CHOICES = ("dev", "none")
 PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes", "disk_gb", "download_gb",
-               "baseline_seeds"}
+               "baseline_seeds", "max_processes", "max_memory_gb", "disk_reserve_gb"}
 # A folder name on a case-sensitive file system and a URL path segment: `house-price`, `my_task`, `MNIST2`.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 NAME_RULE = "letters, digits, - and _, starting with a letter or digit (e.g. house-price or my_task)"
@@ -180,6 +180,9 @@ def _parse_presets(fields: _Fields, table: dict[str, Any]) -> dict[str, Preset]:
             disk_gb=fields.number(body, "disk_gb", prefix, default=0.0, minimum=0.0),
             download_gb=fields.number(body, "download_gb", prefix, default=0.0, minimum=0.0),
             baseline_seeds=int(fields.number(body, "baseline_seeds", prefix, default=1, minimum=1, integer=True)),
+            max_processes=int(fields.number(body, "max_processes", prefix, default=2048, minimum=1, integer=True)),
+            max_memory_gb=fields.number(body, "max_memory_gb", prefix, default=0.0, minimum=0.0),
+            disk_reserve_gb=fields.number(body, "disk_reserve_gb", prefix, default=2.0, minimum=0.0),
         )
         if hours > 0 and preset.budget_s < preset.min_budget_s:
             fields.add(f"{prefix}hours", f"is {hours:g} ({preset.budget_s / 60:g} min), too short for its own scoring "

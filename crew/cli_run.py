@@ -30,7 +30,8 @@ def run(
     budget_clock: Annotated[str, typer.Option(help="wall (downtime counts) or active (only time alive)")] = "wall",
     sandbox: Annotated[str, typer.Option(help="bwrap (agents' commands in bubblewrap) or none (an integrity "
                                               "warning)")] = "bwrap",
-    agent_network: Annotated[str, typer.Option(help="on or off: whether agents' commands reach the network")] = "on",
+    agent_network: Annotated[str, typer.Option(help="egress (the internet but not this machine's own services), "
+                                                    "off, or host (an integrity warning)")] = "egress",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
     skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail")] = False,

@@ -28,7 +28,7 @@ class RunConfig:
     max_cost_usd: float | None = None
     budget_clock: str = "wall"  # "wall": downtime counts, as in the competitions; "active": only time alive
     sandbox: str = "bwrap"  # agents' commands and jobs: "bwrap" or "none" (an integrity warning); resume keeps it
-    agent_network: bool = True
+    agent_network: bool | str = "egress"  # egress, off or host (crew/sandboxing.py); true in older runs
     requirements_env: str | None = None  # the folder `--install-requirements` installed into (PYTHONPATH first)
     retry_window_s: float | None = None  # how long model calls are retried in an outage (crew/models/retry.py)
     floor: bool = True  # experiment 0, the baseline recipe at the short size (crew/floor.py); --no-floor turns it off

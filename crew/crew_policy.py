@@ -13,6 +13,7 @@ from challenges.spec import Challenge, Preset
 from crew.budget import BudgetGuard
 from crew.clock import Deadline
 from crew.devices import visible_devices
+from crew.disk_watch import DiskWatch
 from crew.floor import Floor
 from crew.ledger import Ledger
 from crew.loop import CrewLoop, LoopEnd, LoopLimits
@@ -91,7 +92,8 @@ class CrewPolicy:
         budget = BudgetGuard(self.deadline, max([self.preset.score_minutes * 60.0, *measured]))
         devices = visible_devices() if self.score_context.device == "cuda" else []
         toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=budget, devices=devices,
-                          data_dir=self.score_context.data_dir, sandbox=agent_sandbox(self.run.run_toml))
+                          data_dir=self.score_context.data_dir,
+                          sandbox=agent_sandbox(self.run.run_toml, self.preset, gpus=bool(devices)))
         tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger,
                           plan=Plan.initial(self.deadline.budget_s), trace=self.trace,
                           score_context=self.score_context, evaluations_dir=self.run.evaluations,
@@ -106,8 +108,15 @@ class CrewPolicy:
         # Interrupted unless the loop ends by itself: then the run is resumable (exit 3).
         interrupted, stopped_by_signal = True, False
         resume = f"continue with `research-crew resume {self.run.root}`"
+        def disk_low(note: str) -> None:
+            loop.state.notes.append(note)
+            self.trace.emit("disk_low", agent="crew", note=note)
+
+        tools.disk_watch = DiskWatch(self.run.root, int(self.preset.disk_reserve_gb * 2**30),
+                                     tools.stop_running_jobs, disk_low)
         try:
-            end = asyncio.run(loop.run())
+            with tools.disk_watch:
+                end = asyncio.run(loop.run())
             interrupted = False
         except ModelOutage as err:
             end = LoopEnd(f"model API outage: {err.message}; {resume} when it is back")

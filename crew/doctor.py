@@ -19,6 +19,7 @@ from challenges.data import cache_root, is_prepared
 from challenges.loader import load_module
 from challenges.spec import Challenge, Preset
 from crew.rundir import default_runs_root
+from toolkit import limits
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def run_checks(challenge: Challenge, preset: Preset, model_spec: str | None = No
         return checks
     checks += lm_eval_checks(challenge, preset)
     checks += challenge_checks(challenge, preset)
-    checks += [sandbox_check(), model_api_check(model_spec)]
+    checks += [sandbox_check(), network_check(), limits_check(preset), model_api_check(model_spec)]
     return checks
 
 
@@ -252,6 +253,28 @@ def sandbox_check() -> Check:
                      "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "
                      "kernel.apparmor_restrict_unprivileged_userns=0), or run with --sandbox none")
     return Check("sandbox", OK, f"{bwrap} makes a sandbox (user, pid, network namespaces)")
+
+
+def network_check() -> Check:
+    """--agent-network egress (the default) needs slirp4netns."""
+    if shutil.which("slirp4netns") is None:
+        return Check("agent network", WARN, "slirp4netns is not installed: --agent-network egress (the default) "
+                     "cannot run", "install it (apt install slirp4netns), or run with --agent-network off or host")
+    return Check("agent network", OK, "egress through slirp4netns, without the host's loopback")
+
+
+def limits_check(preset: Preset) -> Check:
+    """Which resource limits apply to agents' commands on this machine (toolkit/limits.py)."""
+    memory = int(preset.max_memory_gb * 2**30) if preset.max_memory_gb else None
+    if memory is None and not preset.gpus:
+        import psutil
+
+        memory = psutil.virtual_memory().total
+    lines = limits.describe(preset.max_processes, memory)
+    verdict = WARN if any("NOT limited" in line for line in lines) else OK
+    return Check("limits", verdict, "; ".join(lines + [f"jobs stop below {preset.disk_reserve_gb:g} GB free disk"]),
+                 "delegate a pids cgroup to the crew's user (systemd: Delegate=yes), install util-linux"
+                 if verdict == WARN else "")
 
 
 def model_api_check(spec_text: str | None) -> Check:

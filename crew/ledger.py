@@ -25,10 +25,24 @@ class Claim:
     context: str
 
 
+def agent_reason(record: Evaluation) -> str:
+    """Why an evaluation failed, as an agent may read it: rule violations, a refused artifact, a time limit or
+    a crash, but never the scorer's own exception text or a host path (the scorer reads private data, and
+    its error message could quote it)."""
+    if record.violations:
+        return "; ".join(record.violations)
+    if record.timed_out or record.error.startswith(("artifact refused:", "artifact ")) and "scorer" not in record.error:
+        return record.error
+    if record.error.startswith("scorer raised "):
+        kind = record.error.removeprefix("scorer raised ").split(":", 1)[0]
+        return f"the scorer could not score this artifact ({kind}); check its format against the task description"
+    return "the scorer did not return a score for this artifact; check its format against the task description"
+
+
 def experiment_row(r: Evaluation, baseline: Baseline | None = None, blind: bool = False) -> str:
     e = r.experiment
     outcome = ("scored (blind: no score shown)" if blind else f"score {r.score:.4f}") if r.ok \
-        else f"FAILED: {r.error[:80]}"
+        else f"FAILED: {agent_reason(r)[:80]}"
     if r.ok and not blind and baseline is not None and baseline.within_dev_noise(r.score):
         outcome += " (within baseline noise)"
     link = f"{e.get('kind', 'draft')}" + (f" of {e['parent']}" if e.get("parent") else "")

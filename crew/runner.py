@@ -15,6 +15,7 @@ from pathlib import Path
 from challenges.api import ChallengeError, ScoreContext
 from challenges.data import prepare_data
 from challenges.loader import load_challenge
+from challenges.score_sandbox import REQUIREMENTS_VARIABLE
 from challenges.spec import Challenge, Preset
 from crew import reference
 from crew.baseline import BaselinePolicy
@@ -53,7 +54,7 @@ class RunRequest:
     run_dir: Path | None = None
     budget_clock: str = "wall"
     sandbox: str = "bwrap"
-    agent_network: str = "on"
+    agent_network: str = "egress"
     skip_checks: bool = False  # start even when a quick doctor check fails
     install_requirements: bool = False  # install unmet [environment] requirements into the run's own folder
     retry_window: str | None = None  # e.g. 30m: how long model calls are retried in an outage
@@ -74,7 +75,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     budget_s = parse_duration(request.budget) if request.budget else preset.budget_s
     _check_budget(challenge, preset, budget_s)
     sandbox, agent_network = parse_choice(request.sandbox, request.agent_network)
-    check_sandbox(sandbox, baseline=spec.kind == "baseline")
+    check_sandbox(sandbox, baseline=spec.kind == "baseline", network=agent_network)
     device = _check_device(challenge, preset)
     requirements_env = _requirements_env(challenge, say) if request.install_requirements else None
     if not request.skip_checks:
@@ -131,7 +132,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
         result = json.loads(run.result.read_text())
         say(f"run {run.root} had already finished: {result['status']}")
         return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
-    check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True)
+    check_sandbox(config.sandbox, baseline=config.model == "baseline", resuming=True, network=config.agent_network)
     if config.requirements_env:
         _put_first_on_pythonpath(Path(config.requirements_env))
     try:
@@ -298,7 +299,9 @@ def _requirements_env(challenge: Challenge, say: Callable[[str], None]) -> Path 
 
 
 def _put_first_on_pythonpath(folder: Path) -> None:
+    """The recipe and jobs read PYTHONPATH; the sandboxed scorer (python -I) is told the folder by name."""
     os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ[REQUIREMENTS_VARIABLE] = str(folder)
 
 
 def _check_budget(challenge: Challenge, preset: Preset, budget_s: float) -> None:

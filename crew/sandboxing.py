@@ -8,9 +8,12 @@ commands, so it needs no sandbox: a baseline run neither checks for bubblewrap n
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 import challenges
 import crew
@@ -18,11 +21,14 @@ import memory
 import toolkit
 from challenges.data import cache_root
 from challenges.loader import PATH_VARIABLE
+from challenges.spec import Preset
 from crew.errors import CrewError
 from memory.paths import global_memory_dir
 from toolkit.sandbox import SANDBOX_KINDS, SandboxPolicy, bwrap_problem
 
-NETWORK_CHOICES = {"on": True, "off": False}
+NETWORK_CHOICES = ("egress", "off", "host")  # egress: the internet but not the host (toolkit/egress.py)
+HOST_NETWORK_WARNING = ("agents' commands shared the host's network (--agent-network host): servers on the "
+                        "host's loopback and its abstract unix sockets were within their reach")
 UNCONFINED_WARNING = ("agents' commands ran without a sandbox (--sandbox none): the held-out answers, the "
                       "scorers and the machine's files were within their reach, so the score is not "
                       "trustworthy by construction")
@@ -32,54 +38,75 @@ BWRAP_FIXES = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), 
                "--sandbox none (recorded in the run and its report as an integrity warning)")
 
 
-def parse_choice(sandbox: str, agent_network: str) -> tuple[str, bool]:
+def parse_choice(sandbox: str, agent_network: str) -> tuple[str, str]:
     """The validated --sandbox and --agent-network values."""
     if sandbox not in SANDBOX_KINDS:
         raise CrewError(f"unknown sandbox '{sandbox}'", f"use --sandbox {' or --sandbox '.join(SANDBOX_KINDS)}")
     if agent_network not in NETWORK_CHOICES:
-        raise CrewError(f"--agent-network takes on or off, not '{agent_network}'", "use --agent-network on or off")
-    return sandbox, NETWORK_CHOICES[agent_network]
+        raise CrewError(f"--agent-network takes egress, off or host, not '{agent_network}'",
+                        "use --agent-network egress (the internet but not this machine's own services), off, or "
+                        "host (an integrity warning)")
+    return sandbox, agent_network
 
 
-def check_sandbox(sandbox: str, *, baseline: bool, resuming: bool = False) -> None:
+def network_mode(value: bool | str) -> str:
+    """run.toml's agent_network: egress, off or host (runs from before egress saved true for the host's)."""
+    if isinstance(value, bool):
+        return "host" if value else "off"
+    return value
+
+
+def check_sandbox(sandbox: str, *, baseline: bool, resuming: bool = False,
+                  network: bool | str = "off") -> None:
     """Stop (exit 2) when the chosen sandbox cannot run here."""
     if baseline or sandbox != "bwrap":
         return
     problem = bwrap_problem()
+    started = " (this run was started with it, and resumes only inside it)" if resuming else ""
     if problem:
-        started = " (this run was started with it, and resumes only inside it)" if resuming else ""
         raise CrewError(f"the agents' sandbox cannot run on this machine{started}: {problem}", BWRAP_FIXES)
+    if network_mode(network) == "egress" and shutil.which("slirp4netns") is None:
+        raise CrewError(f"--agent-network egress needs slirp4netns, which is not installed{started}",
+                        "install it (Debian/Ubuntu: apt-get install slirp4netns), or pass --agent-network off "
+                        "(no network) or host (the host's network, an integrity warning)")
 
 
-def sandbox_line(sandbox: str, network: bool, *, baseline: bool) -> str:
+def sandbox_line(sandbox: str, network: bool | str, *, baseline: bool) -> str:
     """The line `run` prints about the sandbox in force."""
     if baseline:
         return "sandbox: none needed (the baseline policy runs only the challenge's own recipe, no agent commands)"
     if sandbox == "none":
         return f"sandbox: NONE — integrity warning: {UNCONFINED_WARNING}"
-    return (f"sandbox: bubblewrap (agents see the workspace, the data read-only and the system read-only; "
-            f"network {'on' if network else 'off'})")
+    mode = network_mode(network)
+    line = (f"sandbox: bubblewrap (agents see the workspace, the data read-only and the system read-only; "
+            f"network {mode})")
+    return line + (f" — integrity warning: {HOST_NETWORK_WARNING}" if mode == "host" else "")
 
 
 def sandbox_record(config: Mapping[str, Any]) -> dict[str, Any]:
     """The sandbox in force, as result.json and the report give it, from run.toml's values."""
     kind = config.get("sandbox", "bwrap")
-    network = bool(config.get("agent_network", True))
+    network = network_mode(config.get("agent_network", True))
     if config.get("model") == "baseline":
         return {"kind": "none", "agent_network": network, "warning": None,
                 "note": "the baseline policy runs no agent commands"}
-    return {"kind": kind, "agent_network": network, "warning": UNCONFINED_WARNING if kind == "none" else None}
+    warning = UNCONFINED_WARNING if kind == "none" else HOST_NETWORK_WARNING if network == "host" else None
+    return {"kind": kind, "agent_network": network, "warning": warning}
 
 
-def agent_sandbox(run_toml: Path) -> SandboxPolicy | None:
-    """The toolkit's sandbox policy for a run (None for --sandbox none), from its run.toml."""
+def agent_sandbox(run_toml: Path, preset: Preset | None = None, *, gpus: bool = False) -> SandboxPolicy | None:
+    """The toolkit's sandbox policy for a run (None for --sandbox none), from its run.toml and the preset's
+    limits (an address-space cap only without GPUs: CUDA maps far more address space than memory)."""
     from crew.config import RunConfig
 
     config = RunConfig.load(run_toml)
     if config.sandbox == "none":
         return None
-    return SandboxPolicy(network=config.agent_network, hidden=hidden_places(Path(config.challenge_dir),
-                                                                            run_toml.parent))
+    preset = preset or Preset(name=config.preset, hours=1.0)
+    memory = None if gpus else int((preset.max_memory_gb or psutil.virtual_memory().total / 2**30) * 2**30)
+    return SandboxPolicy(network=network_mode(config.agent_network),
+                         hidden=hidden_places(Path(config.challenge_dir), run_toml.parent),
+                         max_processes=preset.max_processes or None, max_memory_bytes=memory)
 
 
 def hidden_places(challenge_dir: Path, run_dir: Path) -> tuple[Path, ...]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -13,7 +14,7 @@ from challenges.harness import evaluate as harness_evaluate
 from challenges.spec import Challenge
 from crew.budget import BudgetGuard
 from crew.durations import format_duration
-from crew.ledger import Ledger
+from crew.ledger import Ledger, agent_reason
 from crew.loop_state import WorkerSlots
 from crew.plan import Plan
 from crew.signals import Delegated, Reported, Submitted, Waiting
@@ -42,6 +43,7 @@ class CrewTools:
         self.inflight_jobs: dict[tuple[str, str], str] = {}
         self.inflight_evaluations: list[str] = []
         self.workers = WorkerSlots(gpus=len(toolkit.jobs.devices))  # the loop keeps it up to date
+        self.disk_watch: Any | None = None  # crew/disk_watch.py, while the loop runs
 
     # -- the supervisor's tools -------------------------------------------------------------------
 
@@ -90,6 +92,8 @@ class CrewTools:
         existing = self.inflight_jobs.pop((command, name), None)
         if existing is not None:
             return f"(re-attached after a restart; not started twice)\n{self.toolkit.job_status(existing)}"
+        if self.disk_watch is not None and (refusal := self.disk_watch.refusal()):
+            return f"Not started: {refusal}"
         return str(self.toolkit.start_job(command, name, timeout_s, gpus))
 
     def evaluate(self, artifact_path: str, hypothesis: str = "", parent: str = "",
@@ -100,19 +104,23 @@ class CrewTools:
         failed parent; improve: a change to a working parent) and the job that made it. The workspace's code
         is committed first, so the record points at the exact code. Only such records count as scores. Takes
         as long as the scorer needs (minutes for language-model benchmarks). Then add a lesson (note_lesson)."""
-        try:
-            artifact = self.toolkit.files.confine.resolve(artifact_path)
+        try:  # resolved once, lexically; the harness opens it beneath the workspace without following links
+            root, parts = self.toolkit.files.confine.locate(artifact_path)
         except PathRefused as err:
             return f"Refused: {err}"
-        if not artifact.exists():
+        if root != self.toolkit.files.confine.real_root or not parts:
+            return f"Refused: '{artifact_path}' is not a file or folder the agents made in the workspace."
+        artifact = root.joinpath(*parts)
+        if not os.path.lexists(artifact):
             return f"'{artifact_path}' does not exist in the workspace."
         if parent and self.ledger.get(parent) is None:
             return f"No evaluation '{parent}' to be the parent. Known: {[r.id for r in self.ledger.records()]}"
         record = self._inflight_record(artifact)
         if record is None:
             commit = commit_all(self.toolkit.workspace, f"before scoring {artifact_path}: {hypothesis or kind}")
-            record = harness_evaluate(self.challenge, artifact, self.score_context, self.evaluations_dir,
-                                      timeout_s=max(30.0, self.budget.deadline.time_left_s() - self.budget.final_s))
+            record = harness_evaluate(self.challenge, Path(*parts), self.score_context, self.evaluations_dir,
+                                      timeout_s=max(30.0, self.budget.deadline.time_left_s() - self.budget.final_s),
+                                      root=root)
             self.ledger.annotate(record, {"hypothesis": hypothesis, "parent": parent or None, "kind": kind,
                                           "commit": commit, **self._job_facts(job_id)})
             # Blind: the trace, which a resumed crew's context may draw on, keeps no score either.
@@ -122,8 +130,7 @@ class CrewTools:
                             experiment=record.experiment)
             self.budget.observe_evaluation(record.duration_s)
         if not record.ok:
-            reasons = "; ".join(record.violations) or record.error
-            return f"Evaluation {record.id} failed: {reasons}. Log: {record.log}"
+            return f"Evaluation {record.id} failed: {agent_reason(record)}"
         if self.challenge.blind:
             return (f"Evaluation {record.id} recorded: it scored without error. This challenge is blind: no score "
                     "is shown to agents (the harness keeps it for the final pick); judge your work on your own "
@@ -139,7 +146,7 @@ class CrewTools:
             return f"No evaluation '{evaluation_id}' in the ledger."
         self.ledger.annotate(record, {"lesson": lesson.strip()})
         if self.memory is not None:
-            outcome = f"score {record.score:.4f}" if record.ok else f"failed ({record.error[:80]})"
+            outcome = f"score {record.score:.4f}" if record.ok else f"failed ({agent_reason(record)[:80]})"
             hypothesis = record.experiment.get("hypothesis") or f"{record.experiment.get('kind', 'draft')} experiment"
             self.memory.log_step(f"{record.id} ({hypothesis}): {outcome}. Lesson: {lesson.strip()}", agent="engineer")
         return f"Lesson recorded for {record.id}."

@@ -48,9 +48,29 @@ class Confinement:
             raise PathRefused(f"'{text}' leads outside the data folder through a symlink; refused")
         return real
 
-    def resolve(self, path: str | os.PathLike[str], *, write: bool = False) -> Path:
-        """The real path `path` names, or PathRefused saying why it is not allowed."""
+    def locate(self, path: str | os.PathLike[str], *, write: bool = False) -> tuple[Path, tuple[str, ...]]:
+        """Where `path` lies, without touching the file system below the workspace: a trusted root and the
+        components beneath it, which the tools then open one by one without following links
+        (checkpoints.beneath), so a link an agent makes or swaps in is refused, not followed."""
         text = os.fspath(path)
+        parts = self._lexical(text).relative_to(self.root).parts
+        read_only = PathRefused(f"'{text}' is in the challenge's read-only data; write somewhere else in the workspace")
+        if parts and parts[0] in self.mounts:
+            if write:
+                raise read_only
+            return self.mounts[parts[0]].resolve(), parts[1:]
+        link = self.root / DATA_DIR
+        if parts and parts[0] == DATA_DIR and link.is_symlink():  # without a sandbox: the crew's link to the data
+            if write:
+                raise read_only
+            target = link.resolve()
+            if not any(_inside(target, r.resolve()) for r in self._read_only):
+                raise PathRefused(f"'{text}' leads outside the workspace through a symlink; refused")
+            return target, parts[1:]
+        return self.real_root, parts
+
+    def _lexical(self, text: str) -> Path:
+        """`text` as an absolute path under the workspace, checked without looking at the file system."""
         if not text or "\0" in text:
             raise PathRefused("an empty path or one with a NUL byte is not a file name")
         if text.startswith("~"):
@@ -65,9 +85,16 @@ class Confinement:
             elif _inside(absolute, self.real_root):
                 candidate = self.root / absolute.relative_to(self.real_root)
             else:
-                raise PathRefused(f"'{text}' is outside the workspace ({self.root}); use a path relative to it")
+                raise PathRefused(f"'{text}' is outside the workspace; use a path relative to it")
         else:
             candidate = self.root / candidate
+        return candidate
+
+    def resolve(self, path: str | os.PathLike[str], *, write: bool = False) -> Path:
+        """The real path `path` names, or PathRefused saying why it is not allowed. For display and for
+        commands that run inside the sandbox; the file tools open through `locate`, never through this."""
+        text = os.fspath(path)
+        candidate = self._lexical(text)
         mounted = self._mounted(candidate, text, write)
         if mounted is not None:
             return mounted
@@ -77,7 +104,7 @@ class Confinement:
         if write and in_read_only:
             raise PathRefused(f"'{text}' is in the challenge's read-only data; write somewhere else in the workspace")
         if not _inside(real, self.real_root) and not in_read_only:
-            raise PathRefused(f"'{text}' leads outside the workspace through a symlink (to {real}); refused")
+            raise PathRefused(f"'{text}' leads outside the workspace through a symlink; refused")
         return real
 
     def display(self, real: Path) -> str:

@@ -15,15 +15,20 @@ command ends the pid namespace ends with it, taking any leftover processes along
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.env import scrubbed_env
+from toolkit.egress import DNS as EGRESS_DNS
+from toolkit.env import agent_env
 from toolkit.errors import ToolkitError
+from toolkit.limits import address_space_prefix, new_pids_group, pids_parent
 from toolkit.sandbox_mounts import RunFolders, view_args
 
 log = logging.getLogger(__name__)
@@ -35,6 +40,12 @@ SANDBOX_KINDS = ("bwrap", "none")
 # (ignored signals are inherited through exec; coreutils env 8.31+ sets and resets them).
 _OUTER = ("env", "--ignore-signal=TERM", "bwrap")
 _INNER = ("env", "--default-signal=TERM")
+# Every capability goes, even for root (bwrap keeps them for a root caller): with CAP_SYS_ADMIN an agent could
+# unmount the masks and remount the read-only binds writable.
+_CAPS = ("--cap-drop", "ALL")
+# bwrap's own command line is the sandbox's /proc/1/cmdline: the mount list (the host paths of the data, the
+# masks) goes through a file descriptor instead (bwrap closes it once read), so the command line names none.
+_ARGS_FROM_FILE = '{cgroup}exec 3<"$1" && shift && exec {limits}env --ignore-signal=TERM bwrap --args 3 "$@"'
 
 # Variables that name places outside the sandbox (caches, sockets, the crew's own folders) or would load
 # code from them; tools inside fall back to their defaults under the sandbox's home.
@@ -55,35 +66,66 @@ class SandboxPolicy:
     even when they lie inside a folder the sandbox shows (the data cache, challenge folders, the project's
     source). `dev_root` is where GPU device nodes are looked for."""
 
-    network: bool = True
+    network: bool | str = "egress"  # off, egress (internet but not the host: toolkit/egress.py) or host
     hidden: tuple[Path, ...] = ()
     dev_root: Path = Path("/dev")
+    # Per command or job: how many more processes (threads count) it may start, and its address space
+    # (None: no cap; a GPU process maps far more address space than memory, so runs with GPUs leave it off).
+    max_processes: int | None = 2048
+    max_memory_bytes: int | None = None
+
+    @property
+    def network_mode(self) -> str:
+        """off, egress or host (True, from before egress existed, meant the host's network)."""
+        if isinstance(self.network, bool):
+            return "host" if self.network else "off"
+        return self.network
 
 
 class Sandbox:
     """The bwrap command line for one run's workspace, built once and put in front of every command."""
 
-    def __init__(self, policy: SandboxPolicy, *, run_dir: Path, workspace: Path, data_dir: Path | None = None):
+    def __init__(self, policy: SandboxPolicy, *, run_dir: Path, workspace: Path, data_dir: Path | None = None,
+                 papers_dir: Path | None = None):
         self.policy = policy
         self.home = run_dir / "home"
         self.tmp = run_dir / "tmp"
         logs, jobs = run_dir / "logs", run_dir / "jobs"
         for folder in (self.home, self.tmp, logs, jobs):
             folder.mkdir(parents=True, exist_ok=True)
-        folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs))
+        folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs), papers=papers_dir)
         hidden = (*policy.hidden, Path.home(), run_dir)
         mounts, self.python_path = view_args(folders, hidden, policy.dev_root)
-        namespaces = ["--unshare-all", *(["--share-net"] if policy.network else [])]
-        self._prefix = [*_OUTER, *namespaces, *mounts, "--chdir", str(workspace)]
+        mode = policy.network_mode
+        namespaces = ["--unshare-all", *(["--share-net"] if mode == "host" else [])]
+        egress: list[str] = []
+        if mode == "egress":  # a namespace of its own, its network set up by slirp4netns (toolkit/egress.py)
+            resolv = run_dir / "resolv.conf"
+            resolv.write_text(f"nameserver {EGRESS_DNS}\n")
+            egress = ["--ro-bind", str(resolv), "/etc/resolv.conf", "--info-fd", "4", "--block-fd", "5"]
+        self.args_file = run_dir / "sandbox.args"  # in the run's folder, which the sandbox never shows
+        self.args = [*namespaces, *_CAPS, *mounts, *egress, "--chdir", str(workspace)]
+        self.args_file.write_bytes(b"".join(a.encode() + b"\0" for a in self.args))
+        self._launcher = [sys.executable, "-I", str(Path(__file__).with_name("egress.py"))] if egress else []
+        # A pids cgroup per command where the machine lets us make one (toolkit/limits.py).
+        tag = hashlib.sha256(str(run_dir).encode()).hexdigest()[:12]
+        self.pids_parent = pids_parent(tag) if policy.max_processes is not None else None
 
     def wrap(self, argv: Sequence[str], *, die_with_parent: bool = True) -> list[str]:
         """`argv` run inside the sandbox. A command dies with the process that started it; a background
         job does not (it must outlive the crew, and its runner or any toolkit enforces its deadline)."""
-        return [*self._prefix, *(["--die-with-parent"] if die_with_parent else []), "--", *_INNER, *argv]
+        cgroup = ""
+        if self.pids_parent is not None and self.policy.max_processes is not None:
+            group = new_pids_group(self.pids_parent, self.policy.max_processes)
+            cgroup = f"echo $$ > {shlex.quote(str(group / 'cgroup.procs'))} && "
+        script = _ARGS_FROM_FILE.format(cgroup=cgroup, limits=address_space_prefix(self.policy.max_memory_bytes))
+        return [*self._launcher, "sh", "-c", script, "bwrap", str(self.args_file),
+                *(["--die-with-parent"] if die_with_parent else []), "--", *_INNER, *argv]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        """`env` as a command inside sees it: no secrets, nothing pointing outside, its own home and /tmp."""
-        inside = {k: v for k, v in scrubbed_env(env).items()
+        """`env` as a command inside sees it: only allowlisted variables (toolkit.env.agent_env), nothing
+        pointing outside, its own home and /tmp."""
+        inside = {k: v for k, v in agent_env(env).items()
                   if k not in _ENV_DROPPED and not k.startswith(_ENV_DROPPED_PREFIXES)}
         inside.update(HOME=str(self.home), TMPDIR="/tmp")
         if self.python_path:
@@ -104,7 +146,7 @@ def bwrap_problem() -> str | None:
     """None when bubblewrap can make a sandbox here; else what stops it, for an error message."""
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [*_OUTER, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+    probe = [*_OUTER, "--unshare-all", *_CAPS, "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
              "--dev", "/dev", "--", *_INNER, "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)

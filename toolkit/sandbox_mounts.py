@@ -38,6 +38,7 @@ class RunFolders:
     tmp: Path
     data: Path | None = None
     read_only: tuple[Path, ...] = ()
+    papers: Path | None = None  # the crew's downloaded papers, read-only at workspace/papers
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -127,6 +128,8 @@ def view_args(folders: RunFolders, hidden: Iterable[Path], dev_root: Path = Path
     args += ["--bind", str(folders.home), str(folders.home), "--bind", str(folders.workspace), str(folders.workspace)]
     if folders.data is not None:
         args += ["--ro-bind", str(folders.data), str(folders.workspace / "data")]
+    if folders.papers is not None:
+        args += ["--ro-bind", str(folders.papers), str(folders.workspace / "papers")]
     for path in folders.read_only:
         if path.is_dir():
             args += ["--ro-bind", str(path), str(path)]

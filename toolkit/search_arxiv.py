@@ -127,7 +127,7 @@ class ArxivTools:
         try:
             extracted = extract_text(pdf, _SAVED_TEXT_CHARS)
         except Exception as err:
-            return f"Downloaded {pdf} but could not read its text ({type(err).__name__}: {err})."
+            return f"Downloaded papers/{pdf.name} but could not read its text ({type(err).__name__})."
         txt = pdf.with_suffix(".txt")
         txt.write_text(extracted.text, encoding="utf-8")
         text = extracted.text[:max_chars]
@@ -136,10 +136,10 @@ class ArxivTools:
             if extracted.pages_read is not None
             else f"{extracted.total_pages or '?'} pages"
         )
-        header = f"arXiv:{pid} · PDF saved at {pdf} · {pages} · text via {extracted.method}"
+        header = f"arXiv:{pid} · PDF saved at papers/{pdf.name} · {pages} · text via {extracted.method}"
         if len(extracted.text) > max_chars:
             header += f"\n[showing the first {max_chars:,} of {len(extracted.text):,} characters extracted; "
-            header += f"the extracted text is in {txt}]"
+            header += f"the extracted text is in papers/{txt.name}]"
         return header + "\n\n" + (text or "(no text could be extracted)")
 
     def _download(self, pid: str, target: Path) -> None:

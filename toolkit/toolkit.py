@@ -84,16 +84,20 @@ class Toolkit:
         self.data_dir = Path(data_dir).absolute() if data_dir else None
         if self.data_dir is not None:
             place_data(self.workspace / DATA_DIR, self.data_dir, bound=sandbox is not None)
+        # Papers live in a folder of the crew's, shown read-only at workspace/papers: the crew writes there on
+        # the host, so no agent may plant a link in it.
+        self.papers_dir = self.run_dir / "papers"
+        self.papers_dir.mkdir(parents=True, exist_ok=True)
         self.sandbox = None if sandbox is None else Sandbox(sandbox, run_dir=self.run_dir, workspace=self.workspace,
-                                                            data_dir=self.data_dir)
+                                                            data_dir=self.data_dir, papers_dir=self.papers_dir)
         if self.sandbox is not None:
             self.sandbox.check(os.environ)
-        mounts = {DATA_DIR: self.data_dir} if self.data_dir is not None else None
+        mounts = {"papers": self.papers_dir, **({DATA_DIR: self.data_dir} if self.data_dir is not None else {})}
         self.files = FileTools(self.workspace, read_only, mounts)
         self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s,
                                sandbox=self.sandbox, devices=devices)
         cache = cache_dir or self.run_dir / "cache"
-        self.arxiv = arxiv or ArxivTools(cache, self.workspace / "papers")
+        self.arxiv = arxiv or ArxivTools(cache, self.papers_dir)
         self.github = github or GithubTools(cache)
 
     # -- plumbing (not tools) ----------------------------------------------------------------------

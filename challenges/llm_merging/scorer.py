@@ -73,5 +73,5 @@ def score(submission: Path, ctx: ScoreContext) -> Score:
                                max_new_tokens=32 if ctx.preset == "smoke" else 64)
     xsum = rouge_l([s.split("\n")[0] for s in summaries], [i["target"] for i in items])
     parts = {"mmlu_acc": mmlu, "cosmosqa_acc": cosmosqa, "xsum_rougeL": xsum}
-    return Score(sum(parts.values()) / len(parts), {**parts, "mmlu_per_task": mmlu_tasks,
-                                                    "xsum_example": summaries[0] if summaries else ""})
+    # No generated text in the details: agents read them, and a summary of a private document tells about it.
+    return Score(sum(parts.values()) / len(parts), {**parts, "mmlu_per_task": mmlu_tasks})

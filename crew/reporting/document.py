@@ -8,7 +8,7 @@ from typing import Any
 from crew.durations import format_duration
 from crew.reporting import plots
 from crew.reporting.history import RunHistory
-from crew.sandboxing import sandbox_record
+from crew.sandboxing import network_mode, sandbox_record
 
 QUIET_KINDS = ("model_response", "tool_results")  # counted, not listed: the trace has them in full
 LOG_TAIL_LINES = 15
@@ -103,11 +103,12 @@ def _final_pick(h: RunHistory) -> list[Section]:
 
 
 def _sandbox(record: dict[str, Any]) -> str:
-    if record.get("warning"):
+    if record.get("warning") and record.get("kind") == "none":
         return f"none — INTEGRITY WARNING: {record['warning']}"
     if record.get("note"):
         return f"{record['kind']} ({record['note']})"
-    return f"{record['kind']}, agent network {'on' if record.get('agent_network', True) else 'off'}"
+    text = f"{record['kind']}, agent network {network_mode(record.get('agent_network', True))}"
+    return text + (f" — INTEGRITY WARNING: {record['warning']}" if record.get("warning") else "")
 
 
 def _plan(h: RunHistory, with_plots: bool) -> Section:

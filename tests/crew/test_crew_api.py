@@ -149,7 +149,8 @@ def test_every_evaluation_is_an_experiment_with_its_code_parent_and_lesson(tmp_p
     first, second = (json.loads((run.evaluations / f"eval-000{i}.json").read_text())["experiment"] for i in (1, 2))
     assert first["kind"] == "draft" and first["lesson"] == "0.5 is a floor" and first["parent"] is None
     assert second["kind"] == "improve" and second["parent"] == "eval-0001"
-    scored = subprocess.run(["git", "show", f"{first['commit']}:answer.txt"], cwd=run.workspace,
+    scored = subprocess.run(["git", "--git-dir", str(run.root / "workspace.git"), "show",
+                             f"{first['commit']}:answer.txt"], cwd=run.workspace,
                             capture_output=True, text=True, check=True).stdout
     assert scored == "0.5" and first["commit"] != second["commit"]  # the exact code behind each score
     briefing = server.requests("supervisor")[-1].last_user_text()

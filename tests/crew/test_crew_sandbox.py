@@ -102,8 +102,8 @@ def test_a_snooping_engineer_gets_only_errors_and_the_run_still_submits(world: d
     assert world["scorer"].read_text() == scorer_before
     result = json.loads(run.result.read_text())
     assert code == EXIT_DONE and result["status"] == "submitted" and result["score"] == pytest.approx(0.92)
-    assert result["sandbox"] == {"kind": "bwrap", "agent_network": True, "warning": None}
-    assert "- sandbox: bwrap, agent network on" in run.report_md.read_text()
+    assert result["sandbox"] == {"kind": "bwrap", "agent_network": "egress", "warning": None}
+    assert "- sandbox: bwrap, agent network egress" in run.report_md.read_text()
 
 
 def test_without_the_sandbox_the_same_snooping_succeeds_and_the_run_is_flagged(world: dict) -> None:
@@ -122,7 +122,7 @@ def test_without_the_sandbox_the_same_snooping_succeeds_and_the_run_is_flagged(w
     assert "0.42" in leaked_answer["content"]
     assert "pytest" in leaked_process["content"] and "SIGNALLED" in leaked_process["content"]
     config = tomllib.loads((run_dir / "run.toml").read_text())
-    assert config["sandbox"] == "none" and config["agent_network"] is False
+    assert config["sandbox"] == "none" and config["agent_network"] == "off"
     result = json.loads((run_dir / "result.json").read_text())
     assert result["sandbox"]["kind"] == "none" and "not trustworthy" in result["sandbox"]["warning"]
     assert "INTEGRITY WARNING" in (run_dir / "report.md").read_text()
@@ -131,7 +131,7 @@ def test_without_the_sandbox_the_same_snooping_succeeds_and_the_run_is_flagged(w
 def test_bad_sandbox_settings_are_refused(world: dict) -> None:
     script = _script(world, [])
     for flags, message in ((["--sandbox", "docker"], "unknown sandbox 'docker'"),
-                           (["--agent-network", "maybe"], "--agent-network takes on or off")):
+                           (["--agent-network", "maybe"], "--agent-network takes egress, off or host")):
         out = CliRunner().invoke(app, ["run", "heldout", "--preset", "smoke", "--model", f"replay:{script}",
                                        "--run-dir", str(world["tmp"] / "r"), *flags])
         assert out.exit_code == EXIT_BAD_INPUT and message in out.output
@@ -154,3 +154,15 @@ def test_where_bubblewrap_cannot_run_the_run_stops_and_a_resume_keeps_the_sandbo
         assert fix in " ".join(refused.output.split()), refused.output
     resumed = CliRunner().invoke(app, ["resume", str(world["tmp"] / "interrupted")])
     assert resumed.exit_code == EXIT_BAD_INPUT and "resumes only inside it" in " ".join(resumed.output.split())
+
+
+def test_the_host_network_is_an_integrity_warning_and_older_runs_read_as_it() -> None:
+    from crew.reporting.document import _sandbox
+    from crew.sandboxing import sandbox_line, sandbox_record
+
+    for value in ("host", True):  # True: a run.toml from before egress, which shared the host's network
+        record = sandbox_record({"sandbox": "bwrap", "agent_network": value})
+        assert record["agent_network"] == "host" and "host's loopback" in record["warning"]
+        assert "INTEGRITY WARNING" in _sandbox(record)
+    assert sandbox_record({"sandbox": "bwrap", "agent_network": "egress"})["warning"] is None
+    assert "integrity warning" in sandbox_line("bwrap", "host", baseline=False)

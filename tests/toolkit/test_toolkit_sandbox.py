@@ -52,7 +52,7 @@ def test_a_command_sees_the_workspace_and_the_data_read_only_and_nothing_behind_
     for path in ("data/../private/answers.txt", f"{cache}/private/answers.txt"):
         seen = _out(tk, f"cat {path}")
         assert "No such file or directory" in seen and "HELD-OUT" not in seen
-    assert tk.run_bash("ls data/..", timeout_s=60).output.split() == ["data"]  # data/.. is the workspace itself
+    assert tk.run_bash("ls data/..", timeout_s=60).output.split() == ["data", "papers"]  # data/.. is the workspace
     seen = _out(tk, f"cat ~/.ssh/id_rsa {home}/.ssh/id_rsa; echo HOME=$HOME")
     assert "PRIVATE-KEY" not in seen and seen.count("No such file or directory") == 2
     assert f"HOME={tk.run_dir / 'home'}" in seen
@@ -103,7 +103,9 @@ def test_a_job_in_the_sandbox_cannot_signal_the_crew_and_sees_no_secret(snoop) -
     tk, _, _ = snoop
     status = tk.start_job(f"kill -TERM {os.getpid()}; env", "snoop")
     record = json.loads((tk.run_dir / "jobs" / status.record.id / "job.json").read_text())
-    assert record["argv"][:3] == ["env", "--ignore-signal=TERM", "bwrap"] and record["command"].startswith("kill")
+    assert any("bwrap --args 3" in arg for arg in record["argv"])  # the mount list goes through a descriptor
+    assert not any("--ro-bind" in arg for arg in record["argv"])
+    assert record["command"].startswith("kill")
     for _ in range(400):
         if not tk.job_status(status.record.id).running:
             break
@@ -152,7 +154,7 @@ def test_gpu_device_nodes_are_bound_in(tmp_path: Path) -> None:
     for name in ("nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-caps/nvidia-cap1", "dri/card0"):
         (dev / name).write_text("")
     tk = Toolkit(tmp_path / "run", sandbox=SandboxPolicy(dev_root=dev))
-    argv = tk.sandbox.wrap(["true"])
+    argv = tk.sandbox.args  # what bwrap reads through --args
     binds = {(argv[i + 1], argv[i + 2]) for i, arg in enumerate(argv) if arg == "--dev-bind"}
     assert binds == {(str(dev / n), f"/dev/{n}") for n in ("nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-caps", "dri")}
     assert argv.index("--dev") < min(i for i, arg in enumerate(argv) if arg == "--dev-bind")  # on top of /dev

@@ -24,7 +24,7 @@ def tk(tmp_path: Path, sleeps) -> Toolkit:
     run = tmp_path / "run"
     return Toolkit(
         run,
-        arxiv=ArxivTools(run / "cache", run / "workspace" / "papers", policy=policy, spacing=Spacing(0.0)),
+        arxiv=ArxivTools(run / "cache", run / "papers", policy=policy, spacing=Spacing(0.0)),
         github=GithubTools(run / "cache", token="", policy=policy, seconds_between_requests=0),
     )
 
@@ -71,10 +71,10 @@ def test_arxiv_persistent_failure_and_network_errors_are_clear_results(tk: Toolk
 def test_read_arxiv_paper_downloads_into_papers_and_returns_text(tk: Toolkit, recorded_http) -> None:
     recorded_http.file("arxiv.org/pdf/1706.03762", "paper.pdf")
     text = tk.read_arxiv_paper("arXiv:1706.03762")
-    pdf = tk.workspace / "papers" / "1706.03762.pdf"
+    pdf = tk.papers_dir / "1706.03762.pdf"  # the crew's folder, shown read-only at workspace/papers
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF-")
     assert "Attention Is All You Need" in text and "Recurrent neural networks" in text
-    assert str(pdf) in text and (tk.workspace / "papers" / "1706.03762.txt").is_file()
+    assert "papers/1706.03762.pdf" in text and str(tk.run_dir) not in text and pdf.with_suffix(".txt").is_file()
     tk.read_arxiv_paper("https://arxiv.org/abs/1706.03762")
     assert recorded_http.hits("arxiv.org/pdf/") == 1  # the PDF on disk is the cache
     assert "1706.03762.pdf" in tk.list_files("papers")
@@ -90,7 +90,7 @@ def test_read_arxiv_paper_failures_are_messages(tk: Toolkit, recorded_http) -> N
     assert "not an arXiv id" in tk.read_arxiv_paper("../../etc/passwd")
     recorded_http.add("arxiv.org/pdf/", recorded_http.canned(200, b"<html>captcha</html>"))
     assert "did not return a PDF" in tk.read_arxiv_paper("2106.09685")
-    assert not (tk.workspace / "papers" / "2106.09685.pdf").exists()
+    assert not (tk.papers_dir / "2106.09685.pdf").exists()
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from crew.clock import Deadline
 from crew.errors import EXIT_INTERRUPTED, CrewError
 from crew.results import Outcome
 from crew.rundir import RunDir
+from crew.score_sets import record_set
 from crew.trace import Trace
 from toolkit.env import scrubbed_env
 from toolkit.jobs import JobManager
@@ -132,5 +133,6 @@ class BaselinePolicy:
         timeout_s = max(self.deadline.time_left_s(), 1.0)  # the reserve kept for scoring; never past the deadline
         record = evaluate(self.challenge, submission, self.score_context, self.run.evaluations, timeout_s)
         self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
-                        error=record.error, artifact=record.artifact, duration_s=record.duration_s)
+                        score_set=record_set(vars(record)), error=record.error, artifact=record.artifact,
+                        duration_s=record.duration_s)
         return record

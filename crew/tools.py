@@ -16,6 +16,7 @@ from crew.durations import format_duration
 from crew.ledger import Ledger
 from crew.loop_state import WorkerSlots
 from crew.plan import Plan
+from crew.score_sets import record_set
 from crew.signals import Delegated, Reported, Submitted, Waiting
 from crew.trace import Trace
 from crew.workspace_git import commit_all
@@ -116,8 +117,8 @@ class CrewTools:
             self.ledger.annotate(record, {"hypothesis": hypothesis, "parent": parent or None, "kind": kind,
                                           "commit": commit, **self._job_facts(job_id)})
             self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok, score=record.score,
-                            error=record.error, artifact=record.artifact, duration_s=record.duration_s,
-                            experiment=record.experiment)
+                            score_set=record_set(vars(record)), error=record.error, artifact=record.artifact,
+                            duration_s=record.duration_s, experiment=record.experiment)
             self.budget.observe_evaluation(record.duration_s)
         if not record.ok:
             reasons = "; ".join(record.violations) or record.error

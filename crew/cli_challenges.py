@@ -78,6 +78,11 @@ def challenges_new(
     directory: Annotated[Path, typer.Option("--dir", help="where to create the folder")] = Path("."),
 ) -> None:
     """Write a small, valid, runnable challenge folder (smoke preset and baseline included) to edit."""
+    taken = challenge_folders().get(name)
+    if taken is not None:  # on the challenge path, the new folder would silently replace this one
+        fail(ChallengeError(f"a challenge named '{name}' exists already ({taken})",
+                            "choose another name; to change that challenge, copy its folder and edit the copy "
+                            "(a folder on RESEARCH_CREW_CHALLENGE_PATH overrides a built-in of the same name)"))
     try:
         folder = write_challenge(directory, name)
     except ChallengeError as error:

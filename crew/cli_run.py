@@ -77,10 +77,11 @@ def resume(
 
 def _print_end(result_path: Path, root: Path) -> None:
     """The lines `run` and `resume` end with: the status, the submitted score and its set, the run directory."""
-    from crew.score_sets import FULL, on_set
+    from crew.score_sets import FULL
 
     result = json.loads(result_path.read_text())
     out.print(f"status: {result['status']}" + (f" ({result['note']})" if result.get("note") else ""), markup=False)
-    out.print(f"score: {on_set(result['score'], result.get('score_set', FULL))} ({result['metric']['name']}, "
-              f"{result['metric']['direction']})", markup=False)
+    score, metric = result["score"], result["metric"]
+    out.print("score: n/a" if score is None else f"score: {score:.4f} ({result.get('score_set', FULL)} set; "
+              f"{metric['name']}, {metric['direction']})", markup=False)
     out.print(f"run directory: {root}", markup=False)

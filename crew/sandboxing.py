@@ -38,6 +38,9 @@ def parse_choice(sandbox: str, agent_network: str) -> tuple[str, bool]:
         raise CrewError(f"unknown sandbox '{sandbox}'", f"use --sandbox {' or --sandbox '.join(SANDBOX_KINDS)}")
     if agent_network not in NETWORK_CHOICES:
         raise CrewError(f"--agent-network takes on or off, not '{agent_network}'", "use --agent-network on or off")
+    if sandbox == "none" and not NETWORK_CHOICES[agent_network]:  # nothing would enforce it: never record it
+        raise CrewError("--agent-network off needs the bwrap sandbox: with --sandbox none nothing cuts the "
+                        "agents' commands off the network", "drop --sandbox none, or --agent-network off")
     return sandbox, NETWORK_CHOICES[agent_network]
 
 

@@ -47,6 +47,9 @@ def challenges_show(name: Annotated[str, typer.Argument(help="challenge name or 
         needs = (f"{p.gpus} GPU(s) of {p.gpu_memory_gb:g} GB" if p.gpus else "CPU") + (
             f", disk {p.disk_gb:g} GB, download {p.download_gb:g} GB, scoring {p.score_minutes:g} min")
         out.print(f"preset {p.name}: {p.hours:g} h, {needs}; {p.description}", markup=False, highlight=False)
+        if p.metric:
+            out.print(f"  scored by a proxy: {p.metric.name}, {p.metric.direction}, instead of {c.metric.name}"
+                      + (f" ({p.metric_note})" if p.metric_note else ""), markup=False, highlight=False)
     for rule in c.allowed:
         out.print(f"allowed: {rule}", markup=False)
     for rule in c.forbidden:

@@ -65,6 +65,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     try:
         challenge = load_challenge(request.challenge)
         preset = challenge.preset(request.preset)
+        challenge = challenge.for_preset(preset.name)  # a preset's stated proxy metric, where it has one
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err
     supervisor_spec, worker_spec, why = _choose_models(request)
@@ -144,6 +145,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     try:
         challenge = load_challenge(Path(config.challenge_dir))
         preset = challenge.preset(config.preset)
+        challenge = challenge.for_preset(preset.name)
         data = prepare_data(challenge, preset.name, config.device)
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err

@@ -27,7 +27,7 @@ def write_heldout_texts(private_dir: Path, texts: list[str], count: int = HELDOU
 
 
 def carve_heldout(splits: dict[str, list[str]], count: int = HELDOUT_DOCS) -> list[str]:
-    """Take `count` documents out of the validation split (which agents see) for the held-out set."""
+    """Take every other validation document (at most `count`) out of the split agents see, for the held-out set."""
     validation = splits["validation"]
     heldout, splits["validation"] = validation[::2][:count], validation[1::2] + validation[::2][count:]
     return heldout

@@ -43,9 +43,10 @@ def test_smoke_run_submits_a_scored_model(tmp_path):
     assert evaluation["ok"] and evaluation["full_score"] == result["score"] == result["scores"]["full"]
     submitted = run_dir / "workspace" / "submission"
     assert evaluation["sha256"] == result["submission"]["sha256"] == artifact_sha256(submitted)
-    # Per-document results (200 held-out documents) split into dev and held-out parts.
+    # Per-document results (every held-out document) split into dev and held-out parts.
     split = evaluation["split"]
-    assert split["dev_items"] + split["heldout_items"] == 200 and evaluation["heldout_score"] is not None
+    documents = split["scorer_details"]["documents"]
+    assert split["dev_items"] + split["heldout_items"] == documents > 100 and evaluation["heldout_score"] is not None
     assert evaluation["score"] == result["scores"]["dev"] and set(evaluation["details"]["dev_per_group"]) == {
         "heldout_text"}
     # The real metric's path still runs on the smoke items: lm-eval over the generated BoolQ/CB/COPA sets.

@@ -35,6 +35,7 @@ STRENGTHS = {
     "babylm": PRETRAINING,
     "edge_llm_training": PRETRAINING,
     "math_autoformalization": {"weak": [], "strong": [], "budget_s": {"weak": 25, "strong": 120}, "seeded": False},
+    "llm_efficiency": {"weak": [], "strong": [], "budget_s": {"weak": 25, "strong": 120}, "seeded": False},
 }
 SCORE_TIMEOUT_S = 600
 

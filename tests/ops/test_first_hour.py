@@ -59,6 +59,9 @@ def test_every_score_says_its_set_and_a_damaged_run_is_refused_without_losing_it
     assert result["baseline_dev_score"] == dev and result["baseline_score"] == full
     assert not (run_dir / "report_files" / "usage.png").exists()  # no model calls: no empty token plot
 
+    resumed = invoke("resume", str(run_dir)).output  # a finished run: the same closing lines as `run`
+    assert f"score: {full:.4f} (full set; value, max)" in resumed and f"run directory: {run_dir}" in resumed
+
     good_md, good_html = report, (run_dir / "report.html").read_bytes()
     with open(run_dir / "run.toml", "a") as toml:
         toml.write("x = = [\n")
@@ -140,3 +143,21 @@ def test_skip_checks_skips_the_gpu_refusal_too(tmp_path, monkeypatch):
 def test_a_new_challenge_may_not_take_a_known_name(tmp_path):
     output = invoke("challenges", "new", "minipile", "--dir", str(tmp_path), code=2).output
     assert "a challenge named 'minipile' exists already" in output and not (tmp_path / "minipile").exists()
+
+
+def test_tables_keep_whole_names_when_output_is_not_a_terminal():
+    listing = invoke("challenges", "list").output  # under the test runner stdout is no terminal
+    assert "math_autoformalization" in listing and "edge_llm_compression" in listing
+
+
+def test_loading_the_embedding_model_prints_no_progress_bar():
+    import subprocess
+    import sys
+
+    from tests.ops.helpers import REPO
+
+    proc = subprocess.run([sys.executable, "-c", "from memory.embedding import BUNDLED_ID, _load; "
+                           "_load(BUNDLED_ID, 'cpu')"], capture_output=True, text=True, cwd=REPO, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    assert "Loading weights" not in proc.stderr + proc.stdout

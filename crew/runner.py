@@ -194,8 +194,8 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     if config.model == "baseline" and outcome.submission:  # the baseline policy's scores are the reference
         seeds = getattr(policy, "seed_records", None) or [outcome.submission]
         reference.record_baseline_scores(challenge.name, preset.name, [r.full for r in seeds],
-                                         [r.score for r in seeds], run.run_id)
-    baseline = reference.baseline(challenge.name, preset.name)
+                                         [r.score for r in seeds], run.run_id, challenge.metric.name)
+    baseline = reference.baseline(challenge.name, preset.name, challenge.metric.name)
     write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(), baseline))
     trace.emit("run_finished", status=outcome.status, exit_code=exit_code, note=outcome.note)
     write_report(run, challenge)
@@ -248,7 +248,7 @@ def _record_early_end(run: RunDir, config: RunConfig, challenge: Challenge, dead
     """A run that stopped before its first step: result.json and the trace's end say why."""
     outcome = Outcome("failed", note=note)
     write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(),
-                                   reference.baseline(challenge.name, config.preset)))
+                                   reference.baseline(challenge.name, config.preset, challenge.metric.name)))
     trace.emit("run_finished", status="failed", exit_code=EXIT_NO_SUBMISSION, note=note)
 
 

@@ -24,3 +24,12 @@ def test_pretraining_smoke_presets_score_a_stated_proxy(name):
     assert challenge.for_preset("full").metric == challenge.metric  # the real metric everywhere else
     shown = invoke("challenges", "show", name).output
     assert f"scored by a proxy: heldout_bits_per_byte, min, instead of {challenge.metric.name}" in shown
+
+
+def test_a_baseline_recorded_in_another_metric_is_no_reference(tmp_path, monkeypatch):
+    from crew import reference
+
+    monkeypatch.setenv("RESEARCH_CREW_CACHE", str(tmp_path))
+    reference.record_baseline_scores("minipile", "smoke", [0.42], [0.42], "run-1", "superglue_mean")
+    assert reference.baseline("minipile", "smoke", "heldout_bits_per_byte") is None  # the preset's proxy now
+    assert reference.baseline("minipile", "smoke", "superglue_mean").score == 0.42

@@ -19,11 +19,16 @@ HELDOUT_DOCS = 200
 MAX_CHARS = 400  # per document: scoring stays a few seconds on CPU
 
 
-def write_heldout_texts(private_dir: Path, texts: list[str], count: int = HELDOUT_DOCS) -> None:
-    """The held-out documents (none of them in the data agents see), cut to MAX_CHARS."""
+def write_heldout_texts(private_dir: Path, texts: list[str], count: int = HELDOUT_DOCS,
+                        prompts: list[str] | None = None) -> None:
+    """The held-out documents (none of them in the data agents see), cut to MAX_CHARS. With `prompts`, each
+    text is scored as the continuation of its prompt (an instruction's response after its instruction)."""
     with open(Path(private_dir) / HELDOUT_FILE, "w", encoding="utf-8") as out:
         for index, text in enumerate(texts[:count]):
-            out.write(json.dumps({"id": f"doc{index:04d}", "text": text[:MAX_CHARS]}) + "\n")
+            doc = {"id": f"doc{index:04d}", "text": text[:MAX_CHARS]}
+            if prompts is not None:
+                doc["prompt"] = prompts[index]
+            out.write(json.dumps(doc) + "\n")
 
 
 def carve_heldout(splits: dict[str, list[str]], count: int = HELDOUT_DOCS) -> list[str]:
@@ -47,13 +52,14 @@ def score_bits_per_byte(model_dir: Path, ctx: ScoreContext) -> Score:
     items: dict[str, float] = {}
     with torch.no_grad():
         for doc in docs:
-            ids = tokenizer(doc["text"], add_special_tokens=False)["input_ids"][: context - 1]
+            prefix = tokenizer(doc["prompt"])["input_ids"] if "prompt" in doc else [start]
+            ids = tokenizer(doc["text"], add_special_tokens=False)["input_ids"][: context - len(prefix)]
             if not ids:
                 continue
             text_bytes = len(tokenizer.decode(ids).encode("utf-8"))
-            inputs = torch.tensor([[start, *ids]], device=ctx.device)
-            logits = model(inputs).logits[0, :-1].float()
-            nats = torch.nn.functional.cross_entropy(logits, inputs[0, 1:], reduction="sum").item()
+            inputs = torch.tensor([[*prefix, *ids]], device=ctx.device)
+            logits = model(inputs).logits[0, len(prefix) - 1:-1].float()  # the predictions of the text's tokens
+            nats = torch.nn.functional.cross_entropy(logits, inputs[0, len(prefix):], reduction="sum").item()
             items[doc["id"]] = nats / math.log(2) / max(1, text_bytes)
     value = sum(items.values()) / len(items)
     return Score(value, {"documents": len(items), "proxy": "held-out bits per byte"}, items={"heldout_text": items})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 PLACEHOLDERS = ("data_dir", "submission_dir", "budget_s", "seed")
@@ -59,6 +59,10 @@ class Preset:
     max_processes: int = 2048
     max_memory_gb: float = 0.0
     disk_reserve_gb: float = 2.0
+    # A preset may score a stated proxy instead of the challenge's metric (`[presets.smoke.metric]`): where the
+    # real metric cannot move at that size (SuperGLUE after a minute on CPU), a run still needs a score that does.
+    metric: Metric | None = None
+    metric_note: str = ""  # why this preset scores a proxy: shown by `challenges show`
 
     def __post_init__(self) -> None:
         if self.score_minutes is None:
@@ -118,6 +122,11 @@ class Challenge:
                 f"choose one of: {', '.join(self.presets)}",
             )
         return self.presets[name]
+
+    def for_preset(self, name: str) -> Challenge:
+        """The challenge as a run of preset `name` sees it: with that preset's proxy metric, if it has one."""
+        preset = self.preset(name)
+        return replace(self, metric=preset.metric) if preset.metric else self
 
     def baseline_command_line(self, data_dir: Path, submission_dir: Path, budget_s: float, seed: int = 0) -> str:
         """The baseline command with its placeholders filled; a leading `python` is this interpreter."""

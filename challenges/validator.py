@@ -6,7 +6,7 @@ import ast
 import re
 import string
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +15,11 @@ from challenges.spec import PLACEHOLDERS, Challenge, Metric, Preset, default_sco
 TOP_KEYS = {"name", "title", "source", "metric", "submission", "rules", "presets", "baseline", "environment",
             "feedback", "prepare"}
 METRIC_KEYS = {"name", "direction", "success_threshold", "sentinels"}
+PROXY_METRIC_KEYS = METRIC_KEYS | {"note"}
 BASELINE_KEYS = {"command", "reference_score"}
 FEEDBACK_CHOICES = ("dev", "none")
 PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes", "disk_gb", "download_gb",
-               "baseline_seeds", "max_processes", "max_memory_gb", "disk_reserve_gb"}
+               "baseline_seeds", "max_processes", "max_memory_gb", "disk_reserve_gb", "metric"}
 # A folder name on a case-sensitive file system and a URL path segment: `house-price`, `my_task`, `MNIST2`.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 NAME_RULE = "letters, digits, - and _, starting with a letter or digit (e.g. house-price or my_task)"
@@ -113,20 +114,12 @@ def _parse(folder: Path, raw: dict[str, Any], problems: list[Problem]) -> Challe
     if name and name != folder.name:
         fields.add("name", f"'{name}' differs from the folder name '{folder.name}'", "make them the same")
     title = fields.text(raw, "title", "")
-    metric_raw = fields.table(raw, "metric", "")
-    fields.unknown_keys(metric_raw, METRIC_KEYS, "[metric].")
-    metric_name = fields.text(metric_raw, "name", "[metric].")
-    direction = fields.text(metric_raw, "direction", "[metric].")
-    if direction and direction not in ("max", "min"):
-        fields.add("[metric].direction", f"'{direction}' is neither 'max' nor 'min'",
-                   'set direction = "max" (higher is better) or "min"')
-    threshold = fields.number(metric_raw, "success_threshold", "[metric].", default=0.10, minimum=0.0)
+    metric = _parse_metric(fields, fields.table(raw, "metric", ""), "[metric].", METRIC_KEYS, 0.10)
     submission = fields.text(fields.table(raw, "submission", ""), "description", "[submission].")
     rules = fields.table(raw, "rules", "", required=False)
     allowed = fields.strings(rules, "allowed", "[rules].")
     forbidden = fields.strings(rules, "forbidden", "[rules].")
-    sentinels = fields.numbers(metric_raw, "sentinels", "[metric].")
-    presets = _parse_presets(fields, fields.table(raw, "presets", ""))
+    presets = _parse_presets(fields, fields.table(raw, "presets", ""), metric.success_threshold)
     baseline_raw = fields.table(raw, "baseline", "", required=False)
     fields.unknown_keys(baseline_raw, BASELINE_KEYS, "[baseline].")
     command = _parse_baseline(folder, fields, baseline_raw)
@@ -151,14 +144,26 @@ def _parse(folder: Path, raw: dict[str, Any], problems: list[Problem]) -> Challe
         return None
     return Challenge(
         name=name, title=title, directory=folder.resolve(), source=str(raw.get("source", "")),
-        metric=Metric(metric_name, direction, threshold, tuple(sentinels)), submission=submission, presets=presets,
+        metric=metric, submission=submission, presets=presets,
         allowed=tuple(allowed), forbidden=tuple(forbidden), baseline_command=command,
         reference_score=reference_score, requirements=tuple(requirements), agent_feedback=agent_feedback,
         prepare_env=tuple(prepare_env), prepare_paths=tuple(prepare_paths),
     )
 
 
-def _parse_presets(fields: _Fields, table: dict[str, Any]) -> dict[str, Preset]:
+def _parse_metric(fields: _Fields, raw: dict[str, Any], prefix: str, keys: set[str],
+                  default_threshold: float) -> Metric:
+    fields.unknown_keys(raw, keys, prefix)
+    name = fields.text(raw, "name", prefix)
+    direction = fields.text(raw, "direction", prefix)
+    if direction and direction not in ("max", "min"):
+        fields.add(f"{prefix}direction", f"'{direction}' is neither 'max' nor 'min'",
+                   'set direction = "max" (higher is better) or "min"')
+    threshold = fields.number(raw, "success_threshold", prefix, default=default_threshold, minimum=0.0)
+    return Metric(name, direction, threshold, tuple(fields.numbers(raw, "sentinels", prefix)))
+
+
+def _parse_presets(fields: _Fields, table: dict[str, Any], threshold: float) -> dict[str, Preset]:
     if not table and "presets" not in fields.reported:
         fields.add("[presets]", "defines no preset", "add at least [presets.smoke] with hours and gpus")
     presets = {}
@@ -184,6 +189,11 @@ def _parse_presets(fields: _Fields, table: dict[str, Any]) -> dict[str, Preset]:
             max_memory_gb=fields.number(body, "max_memory_gb", prefix, default=0.0, minimum=0.0),
             disk_reserve_gb=fields.number(body, "disk_reserve_gb", prefix, default=2.0, minimum=0.0),
         )
+        if "metric" in body:  # a stated proxy for this preset; `note` says why
+            proxy = fields.table(body, "metric", prefix)
+            preset = replace(preset, metric=_parse_metric(fields, proxy, f"{prefix}metric.", PROXY_METRIC_KEYS,
+                                                          threshold),
+                             metric_note=str(proxy.get("note", "")))
         if hours > 0 and preset.budget_s < preset.min_budget_s:
             fields.add(f"{prefix}hours", f"is {hours:g} ({preset.budget_s / 60:g} min), too short for its own scoring "
                        f"reserve of {preset.score_minutes:g} min: a run needs at least twice that "

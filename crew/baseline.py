@@ -19,6 +19,7 @@ from crew.clock import Deadline
 from crew.errors import EXIT_INTERRUPTED, CrewError
 from crew.results import Outcome
 from crew.rundir import RunDir
+from crew.score_sets import record_set
 from crew.trace import Trace
 from toolkit.env import scrubbed_env
 from toolkit.jobs import JobManager
@@ -147,5 +148,6 @@ class BaselinePolicy:
         record = evaluate(self.challenge, submission, self.score_context, self.run.evaluations, timeout_s, eval_id)
         self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok,
                         score=None if self.challenge.blind else record.score,  # blind: the record keeps it
-                        error=record.error, artifact=record.artifact, duration_s=record.duration_s)
+                        score_set=record_set(vars(record)), error=record.error, artifact=record.artifact,
+                        duration_s=record.duration_s)
         return record

@@ -50,6 +50,9 @@ def challenges_show(name: Annotated[str, typer.Argument(help="challenge name or 
         needs = (f"{p.gpus} GPU(s) of {p.gpu_memory_gb:g} GB" if p.gpus else "CPU") + (
             f", disk {p.disk_gb:g} GB, download {p.download_gb:g} GB, scoring {p.score_minutes:g} min")
         out.print(f"preset {p.name}: {p.hours:g} h, {needs}; {p.description}", markup=False, highlight=False)
+        if p.metric:
+            out.print(f"  scored by a proxy: {p.metric.name}, {p.metric.direction}, instead of {c.metric.name}"
+                      + (f" ({p.metric_note})" if p.metric_note else ""), markup=False, highlight=False)
     for rule in c.allowed:
         out.print(f"allowed: {rule}", markup=False)
     for rule in c.forbidden:
@@ -81,6 +84,11 @@ def challenges_new(
     directory: Annotated[Path, typer.Option("--dir", help="where to create the folder")] = Path("."),
 ) -> None:
     """Write a small, valid, runnable challenge folder (smoke preset and baseline included) to edit."""
+    taken = challenge_folders().get(name)
+    if taken is not None:  # on the challenge path, the new folder would silently replace this one
+        fail(ChallengeError(f"a challenge named '{name}' exists already ({taken})",
+                            "choose another name; to change that challenge, copy its folder and edit the copy "
+                            "(a folder on RESEARCH_CREW_CHALLENGE_PATH overrides a built-in of the same name)"))
     try:
         folder = write_challenge(directory, name)
     except ChallengeError as error:

@@ -39,12 +39,13 @@ def status(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
 def experiments(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
     """The run's experiment table: every evaluation with its kind, parent, score, commit, hypothesis and lesson."""
     from challenges.harness import load_evaluations
+    from crew.score_sets import on_set, record_set
 
     _require_run(run_dir)
     table = Table("id", "kind", "parent", "score", "commit", "job", "hypothesis", "lesson", title=str(run_dir))
     for r in load_evaluations(run_dir / "evaluations"):
         e = r.experiment
-        score = f"{r.score:.4f}" if r.ok else f"failed: {r.error[:40]}"
+        score = on_set(r.score, record_set(vars(r))) if r.ok else f"failed: {r.error[:40]}"
         table.add_row(r.id, e.get("kind", ""), e.get("parent") or "", score, (e.get("commit") or "")[:10],
                       e.get("job") or "", e.get("hypothesis", ""), e.get("lesson", ""))
     out.print(table)
@@ -58,9 +59,18 @@ def runs(folder: Annotated[Path | None, typer.Argument(help="where to look; defa
     folder = folder or default_runs_root()
     if not folder.is_dir():
         fail(CrewError(f"{folder} is not a folder", "give the folder that holds run directories, e.g. runs/"))
-    snaps = sorted((read_snapshot(p.parent) for p in _run_tomls(folder)),
-                   key=lambda s: float(s.config.get("started_at", 0.0)), reverse=True)
-    if not snaps:
+    from crew.config import check_run_dir
+
+    snaps, damaged = [], []
+    for path in _run_tomls(folder):
+        try:
+            check_run_dir(path.parent)
+        except CrewError as error:
+            damaged.append((path.parent, error))
+            continue
+        snaps.append(read_snapshot(path.parent))
+    snaps.sort(key=lambda s: float(s.config.get("started_at", 0.0)), reverse=True)
+    if not snaps and not damaged:
         out.print(f"no runs under {folder}", markup=False)
         return
     table = Table(title=f"runs under {folder}", title_justify="left")
@@ -68,10 +78,13 @@ def runs(folder: Annotated[Path | None, typer.Argument(help="where to look; defa
         table.add_column(column, overflow="fold")
     for snap in snaps:
         state = snap.status or snap.state
-        score = f"{snap.best.score:.4f}" if snap.best else "-"
+        score = _run_score(snap)
         table.add_row(str(snap.root.relative_to(folder)), f"{snap.config.get('challenge')} "
                       f"({snap.config.get('preset')})", str(snap.config.get("model")), state, score,
                       _age(float(snap.config.get("started_at", 0.0))))
+    for root, error in damaged:  # listed, never skipped: the user sees the run and that it needs care
+        table.add_row(str(root.relative_to(folder)), "?", "?", f"damaged ({error.message.split('/')[-1]})",
+                      "-", "?")
     out.print(table)
 
 
@@ -86,10 +99,25 @@ def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> 
               markup=False)
 
 
+def _run_score(snap) -> str:
+    """A finished run's submitted score (full set, as result.json has it); a running one's best so far."""
+    from crew.reporting.snapshot import read_json
+    from crew.score_sets import FULL, on_set
+
+    result = read_json(snap.root / "result.json")
+    if snap.finished and result.get("score") is not None:
+        return on_set(result["score"], result.get("score_set", FULL))
+    return on_set(snap.best.score, snap.best.score_set) if snap.best else "-"
+
+
 def _require_run(run_dir: Path) -> None:
-    if not (run_dir / "run.toml").is_file():
-        fail(CrewError(f"{run_dir} is not a run directory (it has no run.toml)",
-                       "give a folder made by `research-crew run`; `research-crew runs` lists them"))
+    """Refuse a folder that is no run directory, or one whose run.toml or result.json is damaged (exit 2)."""
+    from crew.config import check_run_dir
+
+    try:
+        check_run_dir(run_dir)
+    except CrewError as error:
+        fail(error)
 
 
 def _run_tomls(folder: Path) -> list[Path]:

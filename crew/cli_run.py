@@ -21,7 +21,9 @@ def register(app: typer.Typer) -> None:
 def run(
     challenge: Annotated[str, typer.Argument(help="challenge name (see `challenges list`) or folder")],
     preset: Annotated[str, typer.Option(help="full, mini or smoke (offline, CPU, minutes)")] = "full",
-    model: Annotated[str | None, typer.Option(help="baseline, anthropic:M, openai:M[@URL], replay:PATH")] = None,
+    model: Annotated[str | None, typer.Option(help="baseline, anthropic:MODEL, openai:MODEL, "
+                                                   "openai:MODEL@BASE_URL (vLLM, Ollama, llama.cpp), "
+                                                   "replay:PATH")] = None,
     supervisor_model: Annotated[str | None, typer.Option(help="model spec for the supervisor")] = None,
     worker_model: Annotated[str | None, typer.Option(help="model spec for the workers")] = None,
     budget: Annotated[str | None, typer.Option(help="wall clock, e.g. 24h or 90m; default: the preset's")] = None,
@@ -34,7 +36,8 @@ def run(
                                                     "off, or host (an integrity warning)")] = "egress",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
-    skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail")] = False,
+    skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail "
+                                                                    "(the GPU check included)")] = False,
     install_requirements: Annotated[bool, typer.Option(
         "--install-requirements", help="install the challenge's unmet [environment] requirements into a folder of "
                                        "the run's own (never into your environment)")] = False,
@@ -60,12 +63,7 @@ def run(
                                                                                   highlight=False), out, quiet)
     except CrewError as error:
         fail(error)
-    result = json.loads(run_path.result.read_text())
-    score = result["score"]
-    out.print(f"status: {result['status']}" + (f" ({result['note']})" if result.get("note") else ""), markup=False)
-    out.print(f"score: {'n/a' if score is None else f'{score:.4f}'} ({result['metric']['name']}, "
-              f"{result['metric']['direction']})", markup=False)
-    out.print(f"run directory: {run_path.root}", markup=False)
+    _print_end(run_path.result, run_path.root)
     raise typer.Exit(code)
 
 
@@ -82,6 +80,17 @@ def resume(
         code, run_path = resume_run(run_dir, say=lambda line: out.print(line, markup=False, highlight=False))
     except CrewError as error:
         fail(error)
-    result = json.loads(run_path.result.read_text())
-    out.print(f"status: {result['status']}" + (f" ({result['note']})" if result.get("note") else ""), markup=False)
+    _print_end(run_path.result, run_path.root)
     raise typer.Exit(code)
+
+
+def _print_end(result_path: Path, root: Path) -> None:
+    """The lines `run` and `resume` end with: the status, the submitted score and its set, the run directory."""
+    from crew.score_sets import FULL
+
+    result = json.loads(result_path.read_text())
+    out.print(f"status: {result['status']}" + (f" ({result['note']})" if result.get("note") else ""), markup=False)
+    score, metric = result["score"], result["metric"]
+    out.print("score: n/a" if score is None else f"score: {score:.4f} ({result.get('score_set', FULL)} set; "
+              f"{metric['name']}, {metric['direction']})", markup=False)
+    out.print(f"run directory: {root}", markup=False)

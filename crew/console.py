@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -9,7 +11,9 @@ from rich.markup import escape
 from challenges.api import ChallengeError
 from crew.errors import EXIT_BAD_INPUT, CrewError
 
-out = Console(soft_wrap=True)
+# Not a terminal (a pipe, a file, a CI log): there is no width to fit, so tables keep whole names and run ids
+# rather than cutting them at Rich's default of 80 columns.
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True, soft_wrap=True)
 
 

@@ -280,7 +280,7 @@ def limits_check(preset: Preset) -> Check:
 def model_api_check(spec_text: str | None) -> Check:
     from crew.errors import CrewError
     from crew.models.usage import load_prices
-    from crew.specs import default_spec, parse_spec
+    from crew.specs import KEY_VARIABLES, default_spec, parse_spec
 
     try:
         spec, why = (parse_spec(spec_text), "--model") if spec_text else default_spec()
@@ -294,7 +294,7 @@ def model_api_check(spec_text: str | None) -> Check:
                      "" if exists else "give the path of a recorded trajectory")
     import os
 
-    key = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}[spec.kind]
+    key = KEY_VARIABLES[spec.kind]
     if not os.environ.get(key) and not spec.base_url:
         return Check("model API", FAIL, f"{spec} needs {key}, which is not set",
                      f"export {key}=... (keys come only from the environment)")

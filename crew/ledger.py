@@ -100,7 +100,7 @@ class Ledger:
         shown = records[-last:]
         if best is not None and best not in shown and not blind:
             shown.insert(0, best)
-        found = baseline(self.challenge.name, records[-1].preset)
+        found = baseline(self.challenge.name, records[-1].preset, self.challenge.metric.name)
         lines += [experiment_row(r, found, blind) for r in shown]
         return "\n".join(lines)
 

@@ -60,7 +60,7 @@ wrap-up; submit the best verified evaluation before the deadline.
 
 def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str, workers: str = "") -> str:
     """The supervisor's turn message: what changes between turns, compact and bounded."""
-    baseline = reference.baseline(tools.challenge.name, tools.score_context.preset)
+    baseline = reference.baseline(tools.challenge.name, tools.score_context.preset, tools.challenge.metric.name)
     baseline_line = baseline.describe() if baseline is not None else "baseline not scored yet"
     if tools.challenge.blind:
         baseline_line = "blind challenge: no scores shown"

@@ -68,12 +68,14 @@ def _path() -> Path:
     return cache_root() / "baseline_scores.json"
 
 
-def baseline(challenge: str, preset: str) -> Baseline | None:
+def baseline(challenge: str, preset: str, metric: str | None = None) -> Baseline | None:
+    """The recorded reference; with `metric`, only one recorded in that metric (a preset that now scores a
+    proxy, say, is not compared with scores of its former metric)."""
     path = _path()
     if not path.is_file():
         return None
     entry = json.loads(path.read_text()).get(f"{challenge}/{preset}")
-    if not entry or entry.get("score") is None:
+    if not entry or entry.get("score") is None or (metric and entry.get("metric") != metric):
         return None
     return Baseline(tuple(entry.get("scores") or [entry["score"]]), entry.get("run_id", ""),
                     tuple(entry.get("dev_scores") or ()))
@@ -85,7 +87,7 @@ def baseline_score(challenge: str, preset: str) -> float | None:
 
 
 def record_baseline_scores(challenge: str, preset: str, scores: list[float], dev_scores: list[float],
-                           run_id: str) -> None:
+                           run_id: str, metric: str | None = None) -> None:
     """Record a baseline run's full and dev scores, one per seed."""
     path = _path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,5 +95,5 @@ def record_baseline_scores(challenge: str, preset: str, scores: list[float], dev
         fcntl.flock(lock, fcntl.LOCK_EX)
         recorded = json.loads(path.read_text()) if path.is_file() else {}
         recorded[f"{challenge}/{preset}"] = {"score": sum(scores) / len(scores), "scores": list(scores),
-                                            "dev_scores": list(dev_scores), "run_id": run_id}
+                                            "dev_scores": list(dev_scores), "run_id": run_id, "metric": metric}
         atomic_write_json(path, recorded)

@@ -13,6 +13,7 @@ from crew.config import RunConfig
 from crew.reference import Baseline
 from crew.rundir import RunDir
 from crew.sandboxing import sandbox_record
+from crew.score_sets import FULL
 
 STATUSES = ("submitted", "no_submission", "failed")
 
@@ -73,9 +74,13 @@ def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elap
         "status": outcome.status, "note": outcome.note,
         "resumable": outcome.interrupted,  # stopped early (exit 3): `research-crew resume` goes on
         "metric": {"name": challenge.metric.name, "direction": challenge.metric.direction},
-        "score": score, "baseline_score": baseline_score, "reference_score": challenge.reference_score,
+        "score": score, "score_set": FULL,  # the submission's and the baseline's scores on the full set
+        "baseline_score": baseline_score, "reference_score": challenge.reference_score,
         "success_against": "reference_score" if challenge.reference_score is not None else "baseline_score",
         "improvement": improvement,
+        # The baseline policy's dev score: what a run's evaluations (dev scores) are compared with in plots.
+        "baseline_dev_score": (sum(baseline.dev_scores) / len(baseline.dev_scores)
+                               if baseline and baseline.dev_scores else None),
         "success": (improvement is not None and improvement >= challenge.metric.success_threshold
                     and not within_noise),
         # The baseline's seeds' scores and their spread; a score closer to the baseline than that spread is

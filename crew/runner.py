@@ -20,7 +20,7 @@ from challenges.spec import Challenge, Preset
 from crew import reference
 from crew.baseline import BaselinePolicy
 from crew.clock import Deadline
-from crew.config import RunConfig
+from crew.config import RunConfig, check_run_dir
 from crew.crew_policy import CrewPolicy
 from crew.devices import gpu_count
 from crew.durations import format_duration, parse_duration
@@ -32,7 +32,7 @@ from crew.results import Outcome, Policy, build_result, write_report, write_resu
 from crew.rundir import RunDir
 from crew.sandboxing import check_sandbox, parse_choice, sandbox_line
 from crew.snapshots import load_snapshot
-from crew.specs import ModelSpec, default_spec, parse_spec
+from crew.specs import ModelSpec, default_spec, parse_spec, require_usable
 from crew.trace import Trace
 from crew.workspace_git import init_repo
 from toolkit.paths import DATA_DIR
@@ -62,71 +62,89 @@ class RunRequest:
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
-    """Run a challenge end to end; return the exit code and the run directory. Bad input raises CrewError."""
+    """Run a challenge end to end; return the exit code and the run directory. Bad input raises CrewError.
+    Everything that can be checked before the run directory exists is checked first (challenge, models and
+    their keys, budget, sandbox, GPU, doctor's quick checks), so a refused run leaves nothing behind."""
     try:
         challenge = load_challenge(request.challenge)
         preset = challenge.preset(request.preset)
+        challenge = challenge.for_preset(preset.name)  # a preset's stated proxy metric, where it has one
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err
-    supervisor_spec, worker_spec = _choose_models(request, say)
+    supervisor_spec, worker_spec, why = _choose_models(request)
     spec = supervisor_spec
+    baseline = spec.kind == "baseline"
     if request.budget_clock not in ("wall", "active"):
         raise CrewError(f"unknown budget clock '{request.budget_clock}'", "use --budget-clock wall or active")
     budget_s = parse_duration(request.budget) if request.budget else preset.budget_s
     _check_budget(challenge, preset, budget_s)
+    retry_window = parse_duration(request.retry_window) if request.retry_window else None
     sandbox, agent_network = parse_choice(request.sandbox, request.agent_network)
-    check_sandbox(sandbox, baseline=spec.kind == "baseline", network=agent_network)
-    device = _check_device(challenge, preset)
+    check_sandbox(sandbox, baseline=baseline, network=agent_network)
+    if baseline:  # no agent commands: no sandbox, and run.toml, the trace and result.json all say so
+        sandbox = "none"
+    device = _check_device(challenge, preset, request.skip_checks)
     requirements_env = _requirements_env(challenge, say) if request.install_requirements else None
     if not request.skip_checks:
         _preflight(challenge, preset)
     if request.run_dir and Path(request.run_dir).exists():
         RunDir.create(challenge.name, request.run_dir)  # raises the "already exists" error before any work
+    if why:
+        say(why)
     say(f"preparing data for {challenge.name} ({preset.name} preset)")
     try:
         data = prepare_data(challenge, preset.name, device)
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err
-    run = RunDir.create(challenge.name, request.run_dir)
     max_cost = request.max_cost_usd
-    if max_cost is None and supervisor_spec.kind != "baseline":
+    if baseline:
+        if max_cost is not None:
+            say("--max-cost has no effect here: the baseline policy makes no model calls")
+        max_cost = None
+    elif max_cost is None:
         max_cost = default_cost_cap(budget_s)
+    run = RunDir.create(challenge.name, request.run_dir)
+    try:
+        deadline = Deadline.start(budget_s)
+        config = RunConfig(
+            run_id=run.run_id, challenge=challenge.name, challenge_dir=str(challenge.directory),
+            preset=preset.name, model=str(spec), supervisor_model=str(supervisor_spec),
+            worker_model=str(worker_spec), budget_s=budget_s, started_at=deadline.started_at,
+            device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
+            budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network, floor=request.floor,
+            retry_window_s=retry_window, requirements_env=str(requirements_env) if requirements_env else None,
+        )
+        config.save(run.run_toml)
+    except BaseException:
+        shutil.rmtree(run.root, ignore_errors=True)  # stopped before it began: leave nothing behind
+        raise
     if max_cost is not None:
         say(f"model cost cap: ${max_cost:.2f} (change it with --max-cost)")
-    retry_window = parse_duration(request.retry_window) if request.retry_window else None
-    if supervisor_spec.kind != "baseline":
+    if not baseline:
         for line in model_lines(supervisor_spec, worker_spec, retry_window):
             say(line)
-    deadline = Deadline.start(budget_s)
-    config = RunConfig(
-        run_id=run.run_id, challenge=challenge.name, challenge_dir=str(challenge.directory), preset=preset.name,
-        model=str(spec), supervisor_model=str(supervisor_spec), worker_model=str(worker_spec), budget_s=budget_s,
-        started_at=deadline.started_at,
-        device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
-        budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network, floor=request.floor,
-        retry_window_s=retry_window, requirements_env=str(requirements_env) if requirements_env else None,
-    )
-    config.save(run.run_toml)
-    place_data(run.workspace / DATA_DIR, data.data_dir, bound=sandbox == "bwrap" and spec.kind != "baseline")
-    if (challenge.directory / "baseline").is_dir():  # the task text points the agents at it
-        shutil.copytree(challenge.directory / "baseline", run.workspace / "baseline",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    init_repo(run.workspace)  # every evaluation commits the code behind it
     trace = Trace(run.trace)
-    trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
-               budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock,
-               sandbox=sandbox, agent_network=agent_network)
+    try:
+        place_data(run.workspace / DATA_DIR, data.data_dir, bound=sandbox == "bwrap" and not baseline)
+        if (challenge.directory / "baseline").is_dir():  # the task text points the agents at it
+            shutil.copytree(challenge.directory / "baseline", run.workspace / "baseline",
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        init_repo(run.workspace)  # every evaluation commits the code behind it
+        trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
+                   budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock,
+                   sandbox=sandbox, agent_network=agent_network)
+    except Exception as err:  # stopped before its first step: result.json says why
+        _record_early_end(run, config, challenge, deadline, trace, f"setup failed: {type(err).__name__}: {err}")
+        raise
     say(f"run {run.root} (budget {format_duration(budget_s)}, {device})")
-    say(sandbox_line(sandbox, agent_network, baseline=spec.kind == "baseline"))
+    say(sandbox_line(sandbox, agent_network, baseline=baseline))
     return _run_policy(run, config, challenge, preset, data, deadline, trace)
 
 
 def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
     """Continue a run from its last completed step (exit 0/1 at once for a run that had finished)."""
     run = RunDir(Path(run_dir).resolve())
-    if not run.run_toml.is_file():
-        raise CrewError(f"{run_dir} is not a run directory (no run.toml)", "give the folder `research-crew run` made")
-    config = RunConfig.load(run.run_toml)
+    config = check_run_dir(run.root)  # a damaged run.toml or result.json: one line naming it, exit 2
     trace = Trace(run.trace)
     if any(e["kind"] == "run_finished" and e.get("exit_code") != EXIT_INTERRUPTED for e in trace.events()):
         result = json.loads(run.result.read_text())
@@ -138,6 +156,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     try:
         challenge = load_challenge(Path(config.challenge_dir))
         preset = challenge.preset(config.preset)
+        challenge = challenge.for_preset(preset.name)
         data = prepare_data(challenge, preset.name, config.device)
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err
@@ -159,14 +178,19 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     ctx = ScoreContext(challenge=challenge.name, preset=preset.name, data_dir=data.data_dir,
                        private_dir=data.private_dir, scratch_dir=run.scratch, device=config.device,
                        time_limit_s=preset.score_minutes * 60)
-    if config.model == "baseline":
-        policy = BaselinePolicy(run, challenge, preset, deadline, trace, ctx)
-    else:
-        policy = CrewPolicy(run, challenge, preset, deadline, trace, ctx, parse_spec(config.supervisor_model),
-                            parse_spec(config.worker_model), limits=LoopLimits(max_cost_usd=config.max_cost_usd),
-                            memory=None if challenge.blind else _memory(run, config), snapshot=snapshot,
-                            floor=config.floor, retry_window_s=config.retry_window_s)
-    exit_code, outcome = _execute(policy)
+    def make_policy() -> Policy:
+        if config.model == "baseline":
+            return BaselinePolicy(run, challenge, preset, deadline, trace, ctx)
+        return CrewPolicy(run, challenge, preset, deadline, trace, ctx, parse_spec(config.supervisor_model),
+                          parse_spec(config.worker_model), limits=LoopLimits(max_cost_usd=config.max_cost_usd),
+                          memory=None if challenge.blind else _memory(run, config), snapshot=snapshot,
+                          floor=config.floor, retry_window_s=config.retry_window_s)
+
+    try:
+        exit_code, outcome, policy = _execute(make_policy, run, challenge)
+    except CrewError as err:  # bad input found only now: the run still ends with a result.json saying why
+        _record_early_end(run, config, challenge, deadline, trace, f"{err.message} ({err.hint})")
+        raise
     outcome.resumes = resumes
     if config.model != "baseline" and outcome.submission is not None:
         _pick_submission(run, challenge, outcome, trace)
@@ -179,8 +203,8 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     if config.model == "baseline" and outcome.submission:  # the baseline policy's scores are the reference
         seeds = getattr(policy, "seed_records", None) or [outcome.submission]
         reference.record_baseline_scores(challenge.name, preset.name, [r.full for r in seeds],
-                                         [r.score for r in seeds], run.run_id)
-    baseline = reference.baseline(challenge.name, preset.name)
+                                         [r.score for r in seeds], run.run_id, challenge.metric.name)
+    baseline = reference.baseline(challenge.name, preset.name, challenge.metric.name)
     write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(), baseline))
     trace.emit("run_finished", status=outcome.status, exit_code=exit_code, note=outcome.note)
     write_report(run, challenge)
@@ -201,11 +225,14 @@ def _pick_submission(run: RunDir, challenge: Challenge, outcome: Outcome, trace:
                supervisor_choice=pick.supervisor_choice, candidates=[c.id for c in pick.candidates])
 
 
-def _execute(policy: Policy) -> tuple[int, Outcome]:
-    """Run the policy; every way it can end becomes an Outcome, so result.json is always written. Whatever
-    stopped it, the best verified evaluation is submitted; a run stopped early stays resumable (exit 3)."""
+def _execute(make_policy: Callable[[], Policy], run: RunDir,
+             challenge: Challenge) -> tuple[int, Outcome, Policy | None]:
+    """Make and run the policy; every way it can end becomes an Outcome, so result.json is always written.
+    Whatever stopped it, the best verified evaluation is submitted; a run stopped early stays resumable (exit 3)."""
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    policy = None
     try:
+        policy = make_policy()
         outcome = policy.execute()
     except CrewError as err:
         if err.exit_code != EXIT_INTERRUPTED:
@@ -214,17 +241,26 @@ def _execute(policy: Policy) -> tuple[int, Outcome]:
     except KeyboardInterrupt:
         outcome = Outcome("no_submission", note="interrupted", interrupted=True)
     except Exception as err:  # a bug or a broken recipe: recorded, and the run still ends with its files
-        (policy.run.root / "error.txt").write_text(traceback.format_exc())
+        (run.root / "error.txt").write_text(traceback.format_exc())
         outcome = Outcome("failed", note=f"{type(err).__name__}: {err} (see error.txt)", interrupted=True)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if outcome.interrupted and outcome.submission is None:
-        best = Ledger(policy.run.evaluations, policy.challenge).best()
+        best = Ledger(run.evaluations, challenge).best()
         if best is not None:
             outcome.status, outcome.submission = "submitted", best
     if outcome.interrupted:
-        return EXIT_INTERRUPTED, outcome
-    return (EXIT_DONE if outcome.status == "submitted" else EXIT_NO_SUBMISSION), outcome
+        return EXIT_INTERRUPTED, outcome, policy
+    return (EXIT_DONE if outcome.status == "submitted" else EXIT_NO_SUBMISSION), outcome, policy
+
+
+def _record_early_end(run: RunDir, config: RunConfig, challenge: Challenge, deadline: Deadline, trace: Trace,
+                      note: str) -> None:
+    """A run that stopped before its first step: result.json and the trace's end say why."""
+    outcome = Outcome("failed", note=note)
+    write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(),
+                                   reference.baseline(challenge.name, config.preset, challenge.metric.name)))
+    trace.emit("run_finished", status="failed", exit_code=EXIT_NO_SUBMISSION, note=note)
 
 
 def _raise_interrupt(signum, frame) -> None:
@@ -254,19 +290,23 @@ def default_cost_cap(budget_s: float) -> float:
     return round(max(1.0, COST_CAP_PER_HOUR * budget_s / 3600), 2)
 
 
-def _choose_models(request: RunRequest, say: Callable[[str], None]) -> tuple[ModelSpec, ModelSpec]:
-    """The supervisor's and the workers' model specs: --model for both, the role flags override."""
+def _choose_models(request: RunRequest) -> tuple[ModelSpec, ModelSpec, str]:
+    """The supervisor's and the workers' model specs (--model for both, the role flags override), checked
+    for what they need (a key, a replay file), and the line that says why when --model was not given."""
+    why = ""
     if request.model:
         spec = parse_spec(request.model)
     else:
         spec, why = default_spec()
-        say(why if spec.kind == "baseline" else f"{why}: using {spec}")
+        why = why if spec.kind == "baseline" else f"{why}: using {spec}"
     supervisor = parse_spec(request.supervisor_model) if request.supervisor_model else spec
     worker = parse_spec(request.worker_model) if request.worker_model else spec
     if "baseline" in (supervisor.kind, worker.kind) and supervisor.kind != worker.kind:
         raise CrewError("the baseline policy has no LLM, so it cannot be combined with a model for one role",
                         "use --model baseline alone, or give model specs to both roles")
-    return supervisor, worker
+    for role in dict.fromkeys((supervisor, worker)):
+        require_usable(role)
+    return supervisor, worker, why
 
 
 def _memory(run: RunDir, config: RunConfig):
@@ -332,9 +372,9 @@ def _limit_gpu_memory(preset: Preset, device: str) -> None:
         os.environ.update(job_environment(preset.gpu_memory_gb))
 
 
-def _check_device(challenge: Challenge, preset: Preset) -> str:
+def _check_device(challenge: Challenge, preset: Preset, skip_checks: bool = False) -> str:
     available = gpu_count()
-    if preset.gpus > available:
+    if preset.gpus > available and not skip_checks:
         cpu_presets = [name for name, p in challenge.presets.items() if p.gpus == 0]
         raise CrewError(
             f"{challenge.name}'s {preset.name} preset needs {preset.gpus} GPU(s) and this machine has "

@@ -46,6 +46,11 @@ def parse_choice(sandbox: str, agent_network: str) -> tuple[str, str]:
         raise CrewError(f"--agent-network takes egress, off or host, not '{agent_network}'",
                         "use --agent-network egress (the internet but not this machine's own services), off, or "
                         "host (an integrity warning)")
+    if sandbox == "none":  # nothing confines the agents' commands: they share the host's network, say so
+        if agent_network == "off":
+            raise CrewError("--agent-network off needs the bwrap sandbox: with --sandbox none nothing cuts the "
+                            "agents' commands off the network", "drop --sandbox none, or --agent-network off")
+        return sandbox, "host"
     return sandbox, agent_network
 
 

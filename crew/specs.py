@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from crew.errors import CrewError
 
@@ -61,3 +62,19 @@ def default_spec() -> tuple[ModelSpec, str]:
     if os.environ.get("OPENAI_API_KEY"):
         return ModelSpec("openai", DEFAULT_OPENAI_MODEL), "OPENAI_API_KEY is set"
     return ModelSpec("baseline"), "no ANTHROPIC_API_KEY or OPENAI_API_KEY: using the baseline policy (no LLM)"
+
+
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+def require_usable(spec: ModelSpec) -> None:
+    """Refuse, before anything is made, a spec that cannot work here: an API model without its key in the
+    environment (an openai:MODEL@BASE_URL server needs none), or a replay of a script that is missing or unreadable."""
+    if spec.kind == "replay":
+        from crew.replay import load_script
+
+        load_script(Path(spec.model))  # raises naming the file: missing, or not a script
+    variable = KEY_VARIABLES.get(spec.kind)
+    if variable and not spec.base_url and not os.environ.get(variable, "").strip():
+        raise CrewError(f"model spec '{spec}' needs the environment variable {variable}, which is not set",
+                        f"export {variable}=... (keys are read from the environment only), or use --model baseline")

@@ -17,6 +17,7 @@ from crew.durations import format_duration
 from crew.ledger import Ledger, agent_reason
 from crew.loop_state import WorkerSlots
 from crew.plan import Plan
+from crew.score_sets import record_set
 from crew.signals import Delegated, Reported, Submitted, Waiting
 from crew.trace import Trace
 from crew.workspace_git import commit_all
@@ -126,8 +127,8 @@ class CrewTools:
             # Blind: the trace, which a resumed crew's context may draw on, keeps no score either.
             self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok,
                             score=None if self.challenge.blind else record.score,
-                            error=record.error, artifact=record.artifact, duration_s=record.duration_s,
-                            experiment=record.experiment)
+                            score_set=record_set(vars(record)), error=record.error, artifact=record.artifact,
+                            duration_s=record.duration_s, experiment=record.experiment)
             self.budget.observe_evaluation(record.duration_s)
         if not record.ok:
             return f"Evaluation {record.id} failed: {agent_reason(record)}"

@@ -108,6 +108,9 @@ def _load(name: str, device: str) -> Any:
     source = _bundled_path() if name == BUNDLED_ID else name
     try:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # its "Loading weights" bar would break into a run's output
 
         # The bundled model is a local folder; forbidding the hub keeps the default offline. The
         # environment is read now, not when huggingface_hub was imported, so HF_HUB_OFFLINE set

@@ -2,6 +2,7 @@
 (smoke), tokenized; BLiMP through lm-eval."""
 
 from challenges import ScoreContext
+from challenges.lib.bits_per_byte import carve_heldout, write_heldout_texts
 from challenges.lib.hub import HubDataset, Sources, fetch_dataset
 from challenges.lib.lm_eval_scoring import prefetch_tasks
 from challenges.lib.mcq import HUB_TASKS, write_smoke_items
@@ -16,6 +17,7 @@ SOURCES = {preset: Sources(datasets=(BABYLM,), lm_eval_tasks=(HUB_TASKS["blimp"]
 def prepare(ctx: ScoreContext) -> None:
     if ctx.preset == "smoke":
         splits, dataset = docstring_splits(), "python-stdlib-docstrings"
+        write_heldout_texts(ctx.private_dir, carve_heldout(splits))  # the smoke preset's proxy score
         write_smoke_items(ctx.private_dir, "blimp")
     else:
         texts = parquet_texts(fetch_dataset(BABYLM, ctx.scratch_dir / "babylm"), columns=["content"],

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from challenges import Score, ScoreContext
+from challenges.lib.bits_per_byte import score_bits_per_byte
 from challenges.lib.mcq import score_benchmark
 from challenges.lib.model_checks import check_model_folder
 
@@ -12,4 +13,6 @@ def check(submission: Path, ctx: ScoreContext) -> list[str]:
 
 
 def score(submission: Path, ctx: ScoreContext) -> Score:
+    if ctx.preset == "smoke":  # a stated proxy (challenge.toml): the real metric cannot move at smoke size
+        return score_bits_per_byte(submission, ctx)
     return score_benchmark(submission, ctx, "blimp")

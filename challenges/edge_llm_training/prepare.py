@@ -3,6 +3,7 @@
 from itertools import chain, islice
 
 from challenges import ScoreContext
+from challenges.lib.bits_per_byte import carve_heldout, write_heldout_texts
 from challenges.lib.hub import HubDataset, Sources, fetch_dataset
 from challenges.lib.lm_eval_scoring import prefetch_tasks
 from challenges.lib.mcq import smoke_items
@@ -24,6 +25,7 @@ ALPACA_TEMPLATE = ("Below is an instruction that describes a task. Write a respo
 def prepare(ctx: ScoreContext) -> None:
     if ctx.preset == "smoke":
         docs = docstring_splits(extra=smoke_alpaca())
+        write_heldout_texts(ctx.private_dir, carve_heldout(docs))  # the smoke preset's proxy score
         splits, tokenizer_texts = docs, docs["train"]
         sources = ["python-stdlib-docstrings", "generated instructions"]
         write_smoke_items(ctx.private_dir)

@@ -46,13 +46,15 @@ def cosine_lr(progress: float, peak: float, warmup: float = 0.05) -> float:
 
 def train_until(loss_at: Callable[[int], torch.Tensor], state: torch.nn.Module, checkpoint_dir: Path,
                 deadline: float, peak_lr: float, every_s: float = 300.0) -> TrainResult:
-    """Step until `deadline` (a time.monotonic() value) or a stop signal; checkpoint `state` and the optimizer."""
+    """Step until `deadline` (a time.monotonic() value) or a stop signal; checkpoint `state` and the optimizer.
+    At least one step is taken even when the deadline has passed (a small budget on a busy machine), so every
+    run trains and a resume always moves on."""
     params = [p for p in state.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=peak_lr, weight_decay=0.0)
     ckpt = TrainingCheckpointer(checkpoint_dir, every_s=every_s)
     step = (ckpt.restore(state, optimizer) or {"step": 0})["step"]
-    loss, started = float("nan"), time.monotonic()
-    while not ckpt.stop_requested and time.monotonic() < deadline:
+    loss, started, first = float("nan"), time.monotonic(), step
+    while not ckpt.stop_requested and (time.monotonic() < deadline or step == first):
         for group in optimizer.param_groups:
             # The schedule follows the time left, since the step count a budget allows is unknown beforehand.
             group["lr"] = cosine_lr((time.monotonic() - started) / max(1e-9, deadline - started), peak_lr)

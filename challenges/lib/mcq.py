@@ -119,8 +119,11 @@ def _blimp_agreement(rng: random.Random) -> dict[str, Any]:
 
 
 def _blimp_determiner(rng: random.Random) -> dict[str, Any]:
+    # Half the good sentences are the longer one, half the shorter, so that length alone scores at chance.
     (one, many), name = rng.choice(NOUNS), rng.choice(NAMES)
-    return {"sentence_good": f"{name} saw these {many}.", "sentence_bad": f"{name} saw these {one}."}
+    if rng.random() < 0.5:
+        return {"sentence_good": f"{name} saw these {many}.", "sentence_bad": f"{name} saw these {one}."}
+    return {"sentence_good": f"{name} saw this {one}.", "sentence_bad": f"{name} saw this {many}."}
 
 
 def _cosmosqa(rng: random.Random) -> dict[str, Any]:

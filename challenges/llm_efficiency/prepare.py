@@ -10,6 +10,7 @@ afresh, and doctor checks that the model exists, is reachable and fits.
 import random
 
 from challenges import ScoreContext
+from challenges.lib.bits_per_byte import write_heldout_texts
 from challenges.lib.hub import HubDataset, HubModel, Sources, fetch_dataset, fetch_model, read_rows
 from challenges.lib.lm_eval_scoring import prefetch_tasks
 from challenges.lib.lm_tasks import write_jsonl
@@ -24,6 +25,8 @@ BASE_MODELS = {"full": HubModel("Qwen/Qwen1.5-7B"), "mini": HubModel("EleutherAI
 APPROVED = ["ALBERT", "BART", "BERT", "Bloom", "Cerebras-GPT", "Falcon", "DeBERTa", "GPT2", "GPT-Neo, GPT-J, GPT-NeoX",
             "LLaMA 2", "Mistral", "MPT", "OpenLLaMA", "OPT", "Persimmon", "Pythia", "Qwen", "RedPajama-INCITE",
             "RoBERTa", "T5", "UL2"]
+# The baseline recipe's prompt (baseline/lora.py) for an instruction without context.
+INSTRUCTION_PROMPT = "### Instruction:\n{instruction}\n\n### Response:\n"
 DOLLY = HubDataset("databricks/databricks-dolly-15k", revision="refs/convert/parquet",
                    files=("default/train/*.parquet",))
 SOURCES = {preset: Sources(models=(model,), datasets=(DOLLY,), lm_eval_tasks=(HUB_TASKS["mmlu"],))
@@ -37,6 +40,9 @@ def prepare(ctx: ScoreContext) -> None:
         tokenizer = smoke_tokenizer(ctx.scratch_dir / "tokenizer", extra_texts=[r["response"] for r in rows])
         save_model(tiny_causal_lm("gpt_neox", len(tokenizer), tokenizer.eos_token_id), tokenizer, base)
         write_smoke_items(ctx.private_dir, "mmlu")
+        heldout = smoke_instructions(200, seed=123)  # the smoke preset's proxy score: held-out responses
+        write_heldout_texts(ctx.private_dir, [r["response"] for r in heldout],
+                            prompts=[INSTRUCTION_PROMPT.format(instruction=r["instruction"]) for r in heldout])
         model_id, data_id = "tiny-random-pythia (smoke stand-in)", "generated instructions"
     else:
         model_id, data_id = BASE_MODELS[ctx.preset].repo, DOLLY.repo
@@ -48,11 +54,11 @@ def prepare(ctx: ScoreContext) -> None:
                train_examples=count, base_parameters=stored_parameters(base), preset=ctx.preset)
 
 
-def smoke_instructions(count: int = 600) -> list[dict[str, str]]:
+def smoke_instructions(count: int = 600, seed: int = 99) -> list[dict[str, str]]:
     """Arithmetic and counting instructions (a different seed from the scored items)."""
     rng = random.Random(11)
     rows = []
-    for items in smoke_items("mmlu", count=count // 2, seed=99).values():
+    for items in smoke_items("mmlu", count=count // 2, seed=seed).values():
         for item in items:
             rows.append({"instruction": item["question"], "context": "",
                          "response": f"The answer is {item['choices'][item['answer']]}."})

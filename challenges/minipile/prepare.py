@@ -3,6 +3,7 @@
 from itertools import islice
 
 from challenges import ScoreContext
+from challenges.lib.bits_per_byte import carve_heldout, write_heldout_texts
 from challenges.lib.hub import HubDataset, Sources, fetch_dataset
 from challenges.lib.lm_eval_scoring import prefetch_tasks
 from challenges.lib.pretraining import docstring_splits, parquet_texts, write_pretraining_data
@@ -25,6 +26,7 @@ def prepare(ctx: ScoreContext) -> None:
 
 def _prepare_smoke(ctx: ScoreContext) -> None:
     splits = docstring_splits()
+    write_heldout_texts(ctx.private_dir, carve_heldout(splits))  # the smoke preset's proxy score
     write_pretraining_data(ctx.data_dir, splits, vocab_size=4096, dataset="python-stdlib-docstrings",
                            preset=ctx.preset, documents={k: len(v) for k, v in splits.items()}, max_params=2_000_000)
     write_smoke_items(ctx.private_dir)

@@ -51,7 +51,8 @@ def bench(
     spec.save(root)
     cells = spec.cells(root)
     todo = [cell for cell in cells if cell.state() != "finished"]
-    out.print(f"bench {root}: {len(cells)} runs, {len(cells) - len(todo)} already finished, {len(todo)} to run",
+    runs = f"{len(cells)} run{'' if len(cells) == 1 else 's'}"
+    out.print(f"bench {root}: {runs}, {len(cells) - len(todo)} already finished, {len(todo)} to run",
               markup=False)
     completed = run(todo)
     markdown = write_tables(root, build_rows(cells))

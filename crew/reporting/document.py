@@ -9,6 +9,7 @@ from crew.durations import format_duration
 from crew.reporting import plots
 from crew.reporting.history import RunHistory
 from crew.sandboxing import network_mode, sandbox_record
+from crew.score_sets import FULL, on_set
 
 QUIET_KINDS = ("model_response", "tool_results")  # counted, not listed: the trace has them in full
 LOG_TAIL_LINES = 15
@@ -53,7 +54,7 @@ def _summary(h: RunHistory) -> Section:
         ("challenge", f"{snap.config.get('challenge')} ({r.get('preset', snap.config.get('preset'))} preset)"),
         ("model", str((r.get("models") or {}).get("model", snap.config.get("model")))),
         ("metric", _metric(r.get("metric") or snap.metric)),
-        ("score", f"{num(r.get('score'))} (full set), baseline: {num(r.get('baseline_score'))}, "
+        ("score", f"{on_set(r.get('score'), FULL)}, baseline policy: {on_set(r.get('baseline_score'), FULL)}, "
                   f"improvement: {pct(r.get('improvement'))}{_noise(r)}"),
         ("time", f"{format_duration(r.get('elapsed_s', snap.elapsed_s))} of "
                  f"{format_duration(r.get('budget_s', snap.budget_s))}"),
@@ -128,8 +129,16 @@ def _plan(h: RunHistory, with_plots: bool) -> Section:
     if h.jobs:
         section.tables.append(("Jobs", Table(["job", "state", "exit", "from", "ran", "progress"], [
             [j.id, j.state, str(j.exit_code), _at(h, j.started) if j.started else "-",
-             format_duration(j.runtime_s(h.end) or 0), str(j.progress) if j.progress else "-"] for j in h.jobs])))
+             format_duration(j.runtime_s(h.end) or 0), _progress(j)] for j in h.jobs])))
     return section
+
+
+def _progress(job) -> str:
+    """A job's last progress; the ETA only while it runs (a finished job has none left)."""
+    p = job.progress
+    if p is None:
+        return "-"
+    return str(p) if job.running else f"{p.done:g}/{p.total:g} ({p.fraction:.0%}) [from {p.source}]"
 
 
 def _evaluations(h: RunHistory, with_plots: bool) -> Section:
@@ -138,9 +147,9 @@ def _evaluations(h: RunHistory, with_plots: bool) -> Section:
         section.text = "No artifact was scored."
         return section
     submitted = (h.result.get("submission") or {}).get("evaluation")
-    section.tables.append(("", Table(["id", "at", "score", "ok", "note"], [
-        [p.id + (" (submitted)" if p.id == submitted else ""), _at(h, p.t), num(p.score), str(p.ok), _short(p.note)]
-        for p in h.scores])))
+    section.tables.append(("", Table(["id", "at", "score", "full set", "ok", "note"], [
+        [p.id + (" (submitted)" if p.id == submitted else ""), _at(h, p.t), on_set(p.score, p.score_set),
+         on_set(p.full, FULL) if p.ok else "n/a", str(p.ok), _short(p.note)] for p in h.scores])))
     return section
 
 
@@ -166,7 +175,7 @@ def _experiments(h: RunHistory) -> Section:
 
     def walk(parent: str | None, depth: int) -> None:
         for p in children.get(parent, []):
-            outcome = num(p.score) if p.ok else "failed"
+            outcome = on_set(p.score, p.score_set) if p.ok else "failed"
             lesson = f" — lesson: {p.experiment['lesson']}" if p.experiment.get("lesson") else ""
             lines.append(f"{'    ' * depth}- {p.id} [{p.experiment.get('kind', 'draft')}] {outcome}: "
                          f"{p.experiment.get('hypothesis') or '(no hypothesis given)'}{lesson}")
@@ -184,6 +193,7 @@ def _hypotheses(h: RunHistory) -> Section:
 
 
 def _usage(h: RunHistory, with_plots: bool) -> Section:
+    with_plots = with_plots and bool(h.usage_by_agent)  # no model calls (the baseline policy): no empty plot
     section = Section("Tokens and cost by agent", plot=("usage", plots.usage_png(h)) if with_plots else None)
     keys = ("input", "output", "cache_read", "cache_write")
     rows = [[agent, *(f"{int(u.get(k, 0)):,}" for k in keys), f"${u.get('cost_usd', 0.0):.4f}"]

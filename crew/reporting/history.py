@@ -13,6 +13,7 @@ from typing import Any
 from crew.reporting.curves import parse_curve
 from crew.reporting.jobs_view import JobView, read_jobs
 from crew.reporting.snapshot import RunSnapshot, read_json, read_snapshot
+from crew.score_sets import record_set
 from crew.trace import read_events
 
 HYPOTHESIS_ID = re.compile(r"\bh-[0-9a-f]{6,}\b")
@@ -34,6 +35,8 @@ class ScorePoint:
     ok: bool
     note: str = ""
     experiment: dict[str, Any] = field(default_factory=dict)  # hypothesis, parent, kind, commit, lesson
+    score_set: str = "dev"  # the set `score` is on (crew/score_sets.py)
+    full: float | None = None  # the score on the full set
 
 
 @dataclass
@@ -117,7 +120,8 @@ def _scores(folder: Path) -> list[ScorePoint]:
         t = _epoch(record["started_at"]) + float(record.get("duration_s", 0.0)) if record.get("started_at") else 0.0
         points.append(ScorePoint(record["id"], t, record.get("score"), bool(record.get("ok")),
                                  record.get("error") or "; ".join(record.get("violations", [])),
-                                 record.get("experiment") or {}))
+                                 record.get("experiment") or {}, record_set(record),
+                                 record.get("full_score", record.get("score"))))
     return points
 
 

@@ -16,6 +16,7 @@ from rich.live import Live
 from crew.reporting.panel import plain_lines, render_panel
 from crew.reporting.snapshot import RunWatcher
 from crew.rundir import default_runs_root, new_run_id
+from crew.score_sets import DEV, on_set
 
 SUMMARY_EVERY_S = 300.0  # plain mode: the panel's lines this often, between event lines
 
@@ -83,7 +84,8 @@ def event_line(event: dict[str, Any]) -> str | None:
         return f"{agent} finished its subtask" + (f" (stopped: {event['stopped']})" if event.get("stopped") else "")
     if kind == "evaluation":
         score = event.get("score")
-        return (f"evaluation {event.get('evaluation')}: score {score:.4f}" if event.get("ok") and score is not None
+        return (f"evaluation {event.get('evaluation')}: score {on_set(score, event.get('score_set', DEV))}"
+                if event.get("ok") and score is not None
                 else f"evaluation {event.get('evaluation')} failed: {_short(event.get('error'))}")
     if kind == "job_started":
         return f"job {event.get('job')} started"

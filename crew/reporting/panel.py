@@ -12,9 +12,11 @@ from rich.text import Text
 
 from crew.durations import format_duration
 from crew.reporting.snapshot import RunSnapshot
+from crew.score_sets import on_set
 from toolkit.progress import format_duration as format_eta
 
-STATE_STYLE = {"running": "bold green", "finished": "bold blue", "interrupted": "bold yellow", "starting": "dim"}
+STATE_STYLE = {"running": "bold green", "finished": "bold blue", "interrupted": "bold yellow", "starting": "dim",
+               "abandoned": "bold red"}
 
 
 def render_panel(snap: RunSnapshot) -> RenderableType:
@@ -26,6 +28,8 @@ def render_panel(snap: RunSnapshot) -> RenderableType:
     state = Text(snap.state, style=STATE_STYLE.get(snap.state, ""))
     if snap.status:
         state.append(f" · {snap.status}" + (f" ({snap.note})" if snap.note else ""))
+    elif snap.note:
+        state.append(f" ({snap.note})")
     grid.add_row("state", state)
     grid.add_row("phase", snap.phase)
     grid.add_row("budget", _budget(snap))
@@ -72,7 +76,7 @@ def best_line(snap: RunSnapshot) -> str:
     evaluated = f"{snap.evaluations} evaluation(s), {snap.failed_evaluations} failed"
     if snap.best is None:
         return f"none yet ({evaluated})"
-    return f"{metric} = {snap.best.score:.4f} from {snap.best.id} ({evaluated})"
+    return f"{metric} = {on_set(snap.best.score, snap.best.score_set)} from {snap.best.id} ({evaluated})"
 
 
 def usage_line(snap: RunSnapshot) -> str:

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from crew.reporting.history import RunHistory  # noqa: E402
+from crew.score_sets import DEV  # noqa: E402
 
 ROLE_COLORS = {"engineer": "#4c72b0", "scout": "#55a868", "supervisor": "#8172b2"}
 PHASE_COLORS = {"work": "#c6dbef", "wrap-up": "#fdd49e", "final": "#fc8d59"}
@@ -46,6 +47,7 @@ def timeline_png(h: RunHistory) -> bytes:
     ax.invert_yaxis()
     ax.set_xlabel("minutes since the start")
     ax.set_title("Plan and timeline")
+    ax.legend(fontsize=7, loc="best")
     return _png(fig)
 
 
@@ -65,7 +67,13 @@ def scores_png(h: RunHistory) -> bytes:
     """Every harness evaluation's score over time, the best so far, and the baseline policy's score."""
     fig, ax = plt.subplots(figsize=(9, 3.6))
     direction = h.snapshot.metric.get("direction", "max")
-    ok = [p for p in h.scores if p.ok and p.score is not None]
+    scored = [p for p in h.scores if p.ok and p.score is not None]
+    # The baseline policy's own evaluations are the reference, not a gain: drawn apart, never "best so far".
+    own_baseline = h.snapshot.config.get("model") == "baseline"
+    ok = [] if own_baseline else scored
+    if own_baseline and scored:
+        ax.plot([_m(h, p.t) for p in scored], [p.score for p in scored], "s", color="#937860",
+                label="baseline recipe (this run)")
     if ok:
         ax.plot([_m(h, p.t) for p in ok], [p.score for p in ok], "o", color="#4c72b0", label="evaluation")
         best, steps = None, []
@@ -74,20 +82,23 @@ def scores_png(h: RunHistory) -> bytes:
                 best = p.score
             steps.append(best)
         ax.step([_m(h, p.t) for p in ok], steps, where="post", color="#55a868", label="best so far")
-        for p in ok:
+    for p in scored:
             ax.annotate(p.id.replace("eval-", "#"), (_m(h, p.t), p.score), textcoords="offset points",
                         xytext=(4, 4), fontsize=7)
     failed = [p for p in h.scores if not p.ok]
     if failed:
-        floor = min((p.score for p in ok), default=0.0)
+        floor = min((p.score for p in scored), default=0.0)
         ax.plot([_m(h, p.t) for p in failed], [floor] * len(failed), "x", color="#c44e52", label="failed")
-    if (baseline := h.result.get("baseline_score")) is not None:
-        ax.axhline(baseline, color="#937860", linestyle="--", label="baseline policy")
+    score_set = scored[0].score_set if scored else DEV
+    # The reference on the same set as the points: the baseline policy's dev score beside dev scores.
+    baseline = h.result.get("baseline_dev_score" if score_set == DEV else "baseline_score")
+    if baseline is not None:
+        ax.axhline(baseline, color="#937860", linestyle="--", label=f"baseline policy ({score_set} set)")
     _budget_marks(ax, h)
     ax.set_xlabel("minutes since the start")
-    ax.set_ylabel(f"{h.snapshot.metric.get('name', 'score')} ({direction} is better)")
-    ax.set_title("Scores over time (harness records)")
-    if ok or failed:
+    ax.set_ylabel(f"{h.snapshot.metric.get('name', 'score')}, {score_set} set ({direction} is better)")
+    ax.set_title(f"Scores over time (harness records, {score_set} set)")
+    if scored or failed:
         ax.legend(fontsize=8, loc="best")
     else:
         ax.text(0.5, 0.5, "no artifact was scored", transform=ax.transAxes, ha="center")
@@ -120,8 +131,9 @@ def _budget_marks(ax, h: RunHistory) -> None:
     budget_min = h.snapshot.budget_s / 60
     if budget_min:
         reserve_min = h.snapshot.reserve_s / 60
-        ax.axvspan(budget_min - reserve_min, budget_min, color="#fee8c8", alpha=0.5, zorder=0)
-        ax.axvline(budget_min, color="#c44e52", linewidth=1)
+        ax.axvspan(budget_min - reserve_min, budget_min, color="#fee8c8", alpha=0.5, zorder=0,
+                   label="scoring reserve")
+        ax.axvline(budget_min, color="#c44e52", linewidth=1, label="budget end")
 
 
 def _m(h: RunHistory, t: float) -> float:

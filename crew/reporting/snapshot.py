@@ -17,6 +17,7 @@ from typing import Any
 from challenges.spec import default_score_minutes
 from crew.errors import EXIT_INTERRUPTED
 from crew.reporting.jobs_view import JobView, read_jobs
+from crew.score_sets import record_set
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Best:
     score: float
     artifact: str
     t: str
+    score_set: str = "dev"  # which set `score` is on (crew/score_sets.py)
 
 
 @dataclass
@@ -61,10 +63,13 @@ class RunSnapshot:
 
     @property
     def finished(self) -> bool:
-        return self.state in ("finished", "interrupted")
+        return self.state in ("finished", "interrupted", "abandoned")
 
 
 TOKEN_KEYS = ("input", "output", "cache_read", "cache_write")
+# A run with no recorded end is abandoned (its process is gone: killed and never resumed, or stopped before it
+# started) once its wall deadline is this far behind and nothing in it has been written for as long.
+ABANDONED_AFTER_S = 600.0
 
 
 class RunWatcher:
@@ -138,7 +143,7 @@ class RunWatcher:
                                             else record["score"] < snap.best.score))
             if better:
                 snap.best = Best(record["id"], record["score"], record.get("artifact", ""),
-                                 record.get("started_at", ""))
+                                 record.get("started_at", ""), record_set(record))
 
     def _fill_end(self, snap: RunSnapshot, config: dict[str, Any]) -> None:
         ended = self._events.finished
@@ -146,6 +151,10 @@ class RunWatcher:
         if ended is None:
             snap.state = "running" if config else "starting"
             snap.elapsed_s = time.time() - started_at if started_at else 0.0
+            if started_at and _abandoned(self.root, started_at + snap.budget_s):
+                snap.state = snap.phase = "abandoned"
+                snap.note = "no end recorded: `research-crew resume` continues it"
+                snap.elapsed_s = max(0.0, _last_write(self.root) - started_at)
             return
         snap.state = "interrupted" if ended.get("exit_code") == EXIT_INTERRUPTED else "finished"
         snap.status, snap.note = ended.get("status"), ended.get("note", "")
@@ -207,6 +216,17 @@ class _EventState:
             started_at = float(snap.config.get("started_at", 0.0))
             left = snap.budget_s - (time.time() - started_at)
             snap.phase = "wrap-up" if left <= snap.reserve_s else "work"
+
+
+def _abandoned(root: Path, deadline: float) -> bool:
+    now = time.time()
+    return now > deadline + ABANDONED_AFTER_S and now > _last_write(root) + ABANDONED_AFTER_S
+
+
+def _last_write(root: Path) -> float:
+    """When the run last wrote anything a live run writes: its trace, crew state or a job's log."""
+    paths = [root / "trace.jsonl", root / "run.toml", *(root / "state").glob("*"), *(root / "jobs").glob("*/log")]
+    return max((p.stat().st_mtime for p in paths if p.exists()), default=0.0)
 
 
 def read_snapshot(root: Path) -> RunSnapshot:

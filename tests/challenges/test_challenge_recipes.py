@@ -98,6 +98,20 @@ def _run_recipe(challenge: str, data_dir, out, budget_s: int) -> subprocess.Comp
                           env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
+def test_a_recipe_whose_budget_is_already_spent_still_trains_one_step(tmp_path):
+    import time
+
+    from challenges.lib.finetune import train_until
+
+    model = torch.nn.Linear(2, 1)
+    result = train_until(lambda step: model(torch.ones(1, 2)).sum(), model, tmp_path / "ckpt",
+                         deadline=time.monotonic() - 1, peak_lr=0.1)
+    assert result.steps == 1  # a busy machine that spent the budget before the loop still trains
+    again = train_until(lambda step: model(torch.ones(1, 2)).sum(), model, tmp_path / "ckpt",
+                        deadline=time.monotonic() - 1, peak_lr=0.1)
+    assert again.steps == 2  # a resume moves on too
+
+
 def test_seq2seq_recipe_trains_resumes_and_is_scored_by_the_harness(tmp_path):
     challenge = load_challenge("math_autoformalization")
     data = prepare_data(challenge, "smoke")

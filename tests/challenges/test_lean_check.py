@@ -142,10 +142,10 @@ def test_a_scoring_time_limit_keeps_bleu_and_rouge_as_a_recorded_partial_score(l
     (submission / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
     ctx = ScoreContext(challenge=challenge.name, preset="smoke", data_dir=data, private_dir=private,
                        scratch_dir=tmp_path / "scratch")
-    record = evaluate(challenge, submission, ctx, tmp_path / "evaluations", timeout_s=8)
+    record = evaluate(challenge, submission, ctx, tmp_path / "evaluations", timeout_s=30)  # imports on a busy machine
     assert record.timed_out and record.ok and record.score == pytest.approx(1.0)
     assert record.details["bleu"] == pytest.approx(100.0) and record.details["compile_rate"] is None
-    assert "time limit of 8s" in record.details["partial"]
+    assert "time limit of 30s" in record.details["partial"]
 
 
 @pytest.mark.skipif(shutil.which("lean") is None, reason="needs a real Lean 4 on PATH")

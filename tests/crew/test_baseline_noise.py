@@ -62,7 +62,7 @@ def test_baseline_seeds_need_a_seed_in_the_command(tmp_path):
 
 def test_a_single_seed_measures_no_noise(tmp_path, monkeypatch):
     monkeypatch.setenv("RESEARCH_CREW_CACHE", str(tmp_path / "cache"))
-    reference.record_baseline_scores("toy", "smoke", [0.5], [0.5], "run-1")
+    reference.record_baseline_scores("toy", "smoke", [0.5], [0.5], "run-1", "value")
     found = reference.baseline("toy", "smoke")
     assert found.spread is None and found.within_noise(0.51) is None and found.noise_record() is None
     code, _, result, _ = run_crew(tmp_path, monkeypatch, {"supervisor": SUPERVISOR_OK, "engineer": ENGINEER_OK})

@@ -114,15 +114,14 @@ def test_without_the_sandbox_the_same_snooping_succeeds_and_the_run_is_flagged(w
     run_dir = world["tmp"] / "run"
     script = _script(world, engineer)
     out = CliRunner().invoke(app, ["run", "heldout", "--preset", "smoke", "--model", f"replay:{script}", "--budget",
-                                   "2m", "--run-dir", str(run_dir), "--sandbox", "none", "--agent-network", "off",
-                                   "--quiet"])
+                                   "2m", "--run-dir", str(run_dir), "--sandbox", "none", "--quiet"])
     assert out.exit_code == EXIT_DONE, out.output
     assert "sandbox: NONE — integrity warning" in out.output
     leaked_answer, leaked_process = _engineer_results(run_dir)[:2]
     assert "0.42" in leaked_answer["content"]
     assert "pytest" in leaked_process["content"] and "SIGNALLED" in leaked_process["content"]
     config = tomllib.loads((run_dir / "run.toml").read_text())
-    assert config["sandbox"] == "none" and config["agent_network"] == "off"
+    assert config["sandbox"] == "none" and config["agent_network"] == "host"  # nothing could cut it off
     result = json.loads((run_dir / "result.json").read_text())
     assert result["sandbox"]["kind"] == "none" and "not trustworthy" in result["sandbox"]["warning"]
     assert "INTEGRITY WARNING" in (run_dir / "report.md").read_text()

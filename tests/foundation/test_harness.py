@@ -71,8 +71,8 @@ def test_hanging_scorer_and_its_children_are_stopped_at_the_timeout(setup, tmp_p
             time.sleep(600)
         """)
     started = time.monotonic()
-    record = evaluate(challenge, artifact, ctx, evals, timeout_s=3)
-    assert time.monotonic() - started < 15
+    record = evaluate(challenge, artifact, ctx, evals, timeout_s=15)  # time for the scorer to start on a busy machine
+    assert time.monotonic() - started < 120  # not the scorer's 600 s
     assert record.timed_out and not record.ok and "time limit" in record.error
     left = [p for p in psutil.process_iter(["cmdline", "status"])
             if marker in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE]
@@ -88,9 +88,9 @@ def test_a_partial_score_survives_the_time_limit(setup):
             ctx.report_partial(Score(0.5, {"bleu": 12.0, "compile_rate": "not checked: stopped"}))
             time.sleep(600)  # the slow part (compiling every item) never finishes
         """)
-    record = evaluate(challenge, artifact, ctx, evals, timeout_s=3)
+    record = evaluate(challenge, artifact, ctx, evals, timeout_s=15)  # time for the scorer to start on a busy machine
     assert record.ok and record.score == 0.5 and record.timed_out and record.error == ""
-    assert record.details["bleu"] == 12.0 and "time limit of 3s" in record.details["partial"]
+    assert record.details["bleu"] == 12.0 and "time limit of 15s" in record.details["partial"]
     assert json.loads((evals / f"{record.id}.json").read_text())["score"] == 0.5
 
 

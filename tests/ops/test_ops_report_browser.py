@@ -60,7 +60,8 @@ def test_report_md_and_html_hold_every_section(reported_run):
         assert heading in md
     assert "eval-0001 (submitted)" in md and "| eval-0002 |" in md
     assert "A larger constant scores higher" in md  # the hypothesis, from the trace
-    assert "- eval-0001 [draft] 0.7500: a larger constant" in md and "    - eval-0002 [improve]" in md  # the tree
+    tree = ("- eval-0001 [draft] 0.7500 (full set): a larger constant", "    - eval-0002 [improve]")
+    assert all(line in md for line in tree)
     assert "| 001-train | 6 |" in md  # the job's curve: six (step, loss) points
     for plot in ("timeline", "scores", "curves", "usage"):
         assert (reported_run / "report_files" / f"{plot}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

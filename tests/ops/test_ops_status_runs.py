@@ -48,7 +48,7 @@ def test_status_of_a_running_then_finished_run_and_the_runs_list(tmp_path):
 
     finished = invoke("status", str(run_dir)).output
     assert "finished · submitted" in finished and "phase       done" in finished
-    assert "value = 0.5000 from eval-0001" in finished and "of 2m00s" in finished
+    assert "value = 0.5000 (full set) from eval-0001" in finished and "of 2m00s" in finished
 
     listing = invoke("runs", str(tmp_path / "runs")).output
     assert "slow-1" in listing and "slowtoy" in listing and "submitted" in listing and "0.5000" in listing

@@ -40,3 +40,4 @@ def _offline(monkeypatch, request, tmp_path_factory):
 
 # The protocol-exact model API server (tests/apiserver) for every test that runs a crew against a model.
 from tests.apiserver.fixture import api_server  # noqa: E402,F401
+from tests.cluster.fixture import slurm_cluster  # noqa: E402,F401

@@ -4,7 +4,6 @@ so that SLURM's signals (scancel --signal, the time limit) reach the run directl
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -14,9 +13,7 @@ from crew.bench.plan import BenchSpec, can_resume
 
 def main(argv: list[str]) -> int:
     root, name = Path(argv[0]), argv[1]
-    spec = BenchSpec(**{k: tuple(v) if isinstance(v, list) else v
-                        for k, v in json.loads((root / "bench.json").read_text()).items()})
-    cells = [c for c in spec.cells(root) if c.name == name]
+    cells = [c for c in BenchSpec.load(root).cells(root) if c.name == name]
     if not cells:
         print(f"slurm_cell: no cell {name} in {root / 'bench.json'}", file=sys.stderr)
         return 2

@@ -1,0 +1,121 @@
+"""`research-crew bench --executor slurm` on the real one-node SLURM cluster (tests/cluster/slurm_up.sh): the same
+table as the local executor, cells pending behind a busy node shown as such by `status`, a second bench that
+waits on the first one's jobs instead of submitting its own, and cells that SLURM signals, requeues or times out
+ending with their run resumed or finished."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.ops.helpers import REPO, cli, toy_with_baseline
+from tests.ops.test_ops_bench import bench_env  # noqa: F401
+
+pytestmark = pytest.mark.slurm
+
+
+def _until(predicate, what: str, timeout: float = 300.0, every: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _squeue(job: str) -> str:
+    return subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True).stdout.strip()
+
+
+def _bench(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "crew.cli", "bench", *args], cwd=REPO, env=env,
+                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def _jobs(bench: Path) -> dict[str, str]:
+    return {p.stem: json.loads(p.read_text())["job_id"] for p in (bench / "slurm").glob("*.json")}
+
+
+def _rows(bench: Path) -> list[dict]:
+    """The bench's table rows without the wall time, which differs from one run to the next."""
+    return [{k: v for k, v in row.items() if k != "time_mean_s"}
+            for row in json.loads((bench / "bench_results.json").read_text())]
+
+
+def test_bench_on_slurm_gives_the_local_table_and_shows_cells_pending(tmp_path, bench_env, slurm_cluster):  # noqa: F811
+    env, script = bench_env
+    grid = ["--challenges", "toy,toymin", "--runs", "1", "--model", f"replay:{script}", "--budget", "10m"]
+    cli("bench", *grid, "--out", str(tmp_path / "local"), env=env, timeout=300)
+
+    # A job holding every CPU of the node: the bench's cells wait behind it.
+    cpus = subprocess.run(["sinfo", "-h", "-o", "%c"], capture_output=True, text=True).stdout.split()[0]
+    blocker = subprocess.run(["sbatch", "--parsable", f"--partition={slurm_cluster}", f"-c{cpus}", "-o", "/dev/null",
+                              "--job-name=crew-test-blocker", "--wrap", "sleep 600"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    bench = tmp_path / "slurm"
+    args = [*grid, "--out", str(bench), "--executor", "slurm", "--partition", slurm_cluster, "--gpus-per-run", "1",
+            "--cpus-per-run", "1", "--time-margin", "5"]
+    try:
+        _until(lambda: _squeue(blocker) == "RUNNING", "the blocking job to run")
+        first = _bench(args, env, tmp_path / "first.log")
+        _until(lambda: len(_jobs(bench)) == 4, "the four cells to be submitted")
+        status = cli("status", str(bench), env=env).stdout
+        assert status.count("pending in queue (SLURM job") == 4, status
+        assert "position 1)" in status and "4 pending" in status
+        second = _bench(args, env, tmp_path / "second.log")  # the same bench again while the first waits
+        _until(lambda: (tmp_path / "second.log").read_text().count("waiting on it") == 4, "the second bench to attach")
+    finally:
+        subprocess.run(["scancel", blocker], check=True)
+    assert first.wait(timeout=300) == 0, (tmp_path / "first.log").read_text()
+    assert second.wait(timeout=300) == 0, (tmp_path / "second.log").read_text()
+    logs = (tmp_path / "first.log").read_text() + (tmp_path / "second.log").read_text()
+    assert logs.count("submitted as SLURM job") == 4  # each cell submitted once, by the first bench
+
+    assert _rows(bench) == _rows(tmp_path / "local")
+    assert "| toy | baseline | 1 | 1 | 0/1 (0%) | 0.5000 | 0.5000 |" in (bench / "bench.md").read_text()
+    assert "4 finished" in cli("status", str(bench), env=env).stdout
+
+
+def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, bench_env, slurm_cluster):  # noqa: F811
+    env, _ = bench_env
+    toy_with_baseline(tmp_path / "challenges", "slow", value="0.5", seconds=20)
+    bench = tmp_path / "bench"
+    args = ["--challenges", "slow", "--runs", "1", "--model", "baseline", "--budget", "10m", "--out", str(bench),
+            "--executor", "slurm", "--gpus-per-run", "0", "--cpus-per-run", "1", "--time-margin", "5"]
+    cell_log = bench / "logs" / "slow--baseline--1.log"
+
+    def started(times: int):
+        return lambda: cell_log.is_file() and cell_log.read_text().count("-baseline started") >= times
+
+    first = _bench(args, env, tmp_path / "first.log")
+    _until(started(1), "the cell's run to start")
+    job = _jobs(bench)["slow--baseline--1"]
+    subprocess.run(["scancel", "--signal=TERM", job], check=True)
+    assert first.wait(timeout=300) == 3, (tmp_path / "first.log").read_text()  # interrupted, resumable
+    assert "interrupted: run the same command again" in (tmp_path / "first.log").read_text()
+    assert "slow--baseline--1: interrupted" in cli("status", str(bench), env=env).stdout
+
+    second = _bench(args, env, tmp_path / "second.log")
+    _until(lambda: "(restart 0): crew.cli resume" in cell_log.read_text(), "the cell to be resumed")
+    _until(started(2), "the resumed run's job to start")
+    job = _jobs(bench)["slow--baseline--1"]
+    subprocess.run(["scontrol", "requeue", job], check=True)
+    # SLURM holds a requeued job for a while (BeginTime); let it start again now.
+    _until(lambda: subprocess.run(["scontrol", "update", f"jobid={job}", "StartTime=now"],
+                                  capture_output=True).returncode == 0 and "(restart 1)" in cell_log.read_text(),
+           "the requeued job to start again", every=2.0)
+    assert second.wait(timeout=300) == 0, (tmp_path / "second.log").read_text() + cell_log.read_text()
+
+    text = cell_log.read_text()
+    assert "(restart 1): crew.cli resume" in text  # the requeued job resumed the run, not started it over
+    run_dir = bench / "runs" / "slow--baseline--1"
+    events = [json.loads(line)["kind"] for line in (run_dir / "trace.jsonl").read_text().splitlines()]
+    assert events.count("run_started") == 1 and events.count("resumed") == 2
+    assert not list(run_dir.parent.glob("*.aborted-*"))
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["status"] == "submitted" and not result.get("resumable")

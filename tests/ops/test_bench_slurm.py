@@ -88,9 +88,14 @@ def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, ben
     args = ["--challenges", "slow", "--runs", "1", "--model", "baseline", "--budget", "10m", "--out", str(bench),
             "--executor", "slurm", "--gpus-per-run", "0", "--cpus-per-run", "1", "--time-margin", "5"]
     cell_log = bench / "logs" / "slow--baseline--1.log"
+    run_dir = bench / "runs" / "slow--baseline--1"
 
     def started(times: int):
-        return lambda: cell_log.is_file() and cell_log.read_text().count("-baseline started") >= times
+        """The run has started its baseline recipe's job `times` times, and the last one is running."""
+        def check() -> bool:
+            records = sorted((run_dir / "jobs").glob("*/job.json"))
+            return len(records) >= times and json.loads(records[-1].read_text())["state"] == "running"
+        return check
 
     first = _bench(args, env, tmp_path / "first.log")
     _until(started(1), "the cell's run to start")
@@ -105,15 +110,18 @@ def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, ben
     _until(started(2), "the resumed run's job to start")
     job = _jobs(bench)["slow--baseline--1"]
     subprocess.run(["scontrol", "requeue", job], check=True)
-    # SLURM holds a requeued job for a while (BeginTime); let it start again now.
-    _until(lambda: subprocess.run(["scontrol", "update", f"jobid={job}", "StartTime=now"],
-                                  capture_output=True).returncode == 0 and "(restart 1)" in cell_log.read_text(),
-           "the requeued job to start again", every=2.0)
+
+    def restarted() -> bool:  # SLURM holds a requeued job for a while (BeginTime); let it start again now
+        if "(restart 1)" in cell_log.read_text():
+            return True
+        subprocess.run(["scontrol", "update", f"jobid={job}", "StartTime=now"], capture_output=True)
+        return False
+
+    _until(restarted, "the requeued job to start again", every=2.0)
     assert second.wait(timeout=300) == 0, (tmp_path / "second.log").read_text() + cell_log.read_text()
 
     text = cell_log.read_text()
     assert "(restart 1): crew.cli resume" in text  # the requeued job resumed the run, not started it over
-    run_dir = bench / "runs" / "slow--baseline--1"
     events = [json.loads(line)["kind"] for line in (run_dir / "trace.jsonl").read_text().splitlines()]
     assert events.count("run_started") == 1 and events.count("resumed") == 2
     assert not list(run_dir.parent.glob("*.aborted-*"))

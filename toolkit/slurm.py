@@ -95,9 +95,10 @@ def queue(job_ids: Iterable[str] | None = None) -> dict[str, QueueEntry]:
     return entries
 
 
-def cancel(job_id: str, signal: str | None = None) -> None:
-    """scancel the job; with `signal`, only signal its steps (and batch shell) without cancelling it."""
-    _run(["scancel", *([f"--signal={signal}", "--full"] if signal else []), job_id])
+def cancel(job_id: str, signal: str | None = None, batch_only: bool = False) -> None:
+    """scancel the job; with `signal`, only signal it (its batch shell alone with `batch_only`, else every step)."""
+    flags = [f"--signal={signal}", "--batch" if batch_only else "--full"] if signal else []
+    _run(["scancel", *flags, job_id])
 
 
 def partitions() -> dict[str, dict[str, str]]:

@@ -31,6 +31,9 @@ def run(
     sandbox: Annotated[str, typer.Option(help="bwrap (agents' commands in bubblewrap) or none (an integrity "
                                               "warning)")] = "bwrap",
     agent_network: Annotated[str, typer.Option(help="on or off: whether agents' commands reach the network")] = "on",
+    jobs: Annotated[str, typer.Option(help="local (this machine) or slurm (each job a SLURM batch job; the run "
+                                           "directory must be on a path the compute nodes see)")] = "local",
+    partition: Annotated[str | None, typer.Option(help="--jobs slurm: the partition")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
     skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail")] = False,
@@ -43,7 +46,7 @@ def run(
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
                          budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network,
-                         skip_checks=skip_checks)
+                         skip_checks=skip_checks, jobs=jobs, partition=partition)
     try:
         from crew.reporting.live import run_with_panel
 

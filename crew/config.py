@@ -29,6 +29,8 @@ class RunConfig:
     budget_clock: str = "wall"  # "wall": downtime counts, as in the competitions; "active": only time alive
     sandbox: str = "bwrap"  # agents' commands and jobs: "bwrap" or "none" (an integrity warning); resume keeps it
     agent_network: bool = True
+    jobs: str = "local"  # where the engineer's jobs run: "local" or "slurm"; resume keeps it
+    jobs_partition: str | None = None
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

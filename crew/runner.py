@@ -20,6 +20,7 @@ from challenges.spec import Challenge, Preset
 from crew import reference
 from crew.baseline import BaselinePolicy
 from crew.clock import Deadline
+from crew.cluster import check_jobs
 from crew.config import RunConfig
 from crew.crew_policy import CrewPolicy
 from crew.devices import gpu_count
@@ -56,6 +57,8 @@ class RunRequest:
     sandbox: str = "bwrap"
     agent_network: str = "on"
     skip_checks: bool = False  # start even when a quick doctor check fails
+    jobs: str = "local"  # where the engineer's jobs run: local or slurm (crew.cluster)
+    partition: str | None = None
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -73,6 +76,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     _check_budget(challenge, preset, budget_s)
     sandbox, agent_network = parse_choice(request.sandbox, request.agent_network)
     check_sandbox(sandbox, baseline=spec.kind == "baseline")
+    check_jobs(request.jobs, request.partition)
     device = _check_device(challenge, preset)
     if not request.skip_checks:
         _preflight(challenge, preset)
@@ -96,6 +100,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         started_at=deadline.started_at,
         device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
         budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network,
+        jobs=request.jobs, jobs_partition=request.partition,
     )
     config.save(run.run_toml)
     place_data(run.workspace / DATA_DIR, data.data_dir, bound=sandbox == "bwrap" and spec.kind != "baseline")

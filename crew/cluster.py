@@ -62,3 +62,12 @@ def _shared_visible(partition: str, shared: Path) -> tuple[bool, str]:
         return True, f"{shared} is visible from a compute node of {partition}"
     return False, (f"{shared} is not visible from a compute node of {partition}: "
                    f"{(proc.stderr or proc.stdout).strip()[:200]}; put the run directory on a shared file system")
+
+
+def doctor_checks(partition: str | None, shared: Path) -> list:
+    """cluster_checks as doctor's rows."""
+    from crew.doctor import FAIL, OK, Check
+
+    fix = "run on a SLURM login node (`sinfo -s` lists the partitions), or use --jobs local / --executor local"
+    return [Check("slurm", OK if ok else FAIL, line, "" if ok else fix)
+            for ok, line in cluster_checks(partition, shared)]

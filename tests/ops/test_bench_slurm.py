@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ops.helpers import REPO, cli, toy_with_baseline
+from tests.ops.helpers import REPO, cli, invoke, toy_with_baseline
 from tests.ops.test_ops_bench import bench_env  # noqa: F401
 
 pytestmark = pytest.mark.slurm
@@ -127,3 +127,17 @@ def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, ben
     assert not list(run_dir.parent.glob("*.aborted-*"))
     result = json.loads((run_dir / "result.json").read_text())
     assert result["status"] == "submitted" and not result.get("resumable")
+
+
+def test_doctor_and_run_check_the_cluster(tmp_path, bench_env, slurm_cluster):  # noqa: F811
+    shared = tmp_path / "shared"
+    table = invoke("doctor", "toy", "--preset", "smoke", "--jobs", "slurm", "--partition", slurm_cluster,
+                   "--shared", str(shared)).output
+    for line in ("sinfo answers", f"partition {slurm_cluster}: 1 node(s), up", "GPU(s) per node",
+                 "visible from a compute"):
+        assert line in table, table
+    bad = invoke("doctor", "toy", "--preset", "smoke", "--executor", "slurm", "--partition", "nosuch", code=1).output
+    assert "1 check(s) failed: slurm" in bad and "'nosuch'" in bad
+    refused = invoke("run", "toy", "--preset", "smoke", "--jobs", "slurm", "--partition", "nosuch",
+                     "--run-dir", str(tmp_path / "never"), code=2).output
+    assert "no partition 'nosuch'" in refused and not (tmp_path / "never").exists()

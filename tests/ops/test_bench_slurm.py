@@ -141,3 +141,20 @@ def test_doctor_and_run_check_the_cluster(tmp_path, bench_env, slurm_cluster):  
     refused = invoke("run", "toy", "--preset", "smoke", "--jobs", "slurm", "--partition", "nosuch",
                      "--run-dir", str(tmp_path / "never"), code=2).output
     assert "no partition 'nosuch'" in refused and not (tmp_path / "never").exists()
+
+
+def test_a_cell_longer_than_its_budget_ends_with_a_result_before_its_slurm_time_limit(tmp_path, bench_env,  # noqa: F811
+                                                                                     slurm_cluster):
+    env, _ = bench_env
+    toy_with_baseline(tmp_path / "challenges", "endless", value="0.5", seconds=3000)  # never done in time
+    bench = tmp_path / "bench"
+    result = cli("bench", "--challenges", "endless", "--runs", "1", "--model", "baseline", "--budget", "1m",
+                 "--out", str(bench), "--executor", "slurm", "--gpus-per-run", "0", "--cpus-per-run", "1",
+                 "--time-margin", "0.5", env=env, timeout=400)  # SLURM's limit: 1 min + 0.5, in whole minutes
+    assert "| endless | baseline | 1 | 1 |" in result.stdout  # finished: the run ended with its result
+    run_dir = bench / "runs" / "endless--baseline--1"
+    outcome = json.loads((run_dir / "result.json").read_text())
+    assert not outcome.get("resumable"), outcome
+    log = (bench / "logs" / "endless--baseline--1.log").read_text()
+    assert "--time=" not in log and "DUE TO TIME LIMIT" not in log, log  # the budget guard ended it first
+    assert "1 finished" in cli("status", str(bench), env=env).stdout

@@ -59,7 +59,10 @@ class JobStatus:
         parts = [self.record.id, self.state]
         if self.record.end_reason and not self.running:
             parts.append(self.record.end_reason)
-        parts.append(f"ran {format_duration(self.runtime_s())}")
+        if self.state == jr.PENDING:  # SLURM's reason and the queue position; the wait counts against its time
+            parts.append(f"{self.last_line}, waiting {format_duration(time.time() - self.record.created)}")
+        else:
+            parts.append(f"ran {format_duration(self.runtime_s())}")
         if self.record.devices:
             parts.append(f"GPU {','.join(self.record.devices)}")
         if self.progress:

@@ -59,6 +59,7 @@ def test_jobs_run_on_slurm_pend_stop_at_deadline_and_reattach(tmp_path, slurm_cl
     queued = jobs.start("echo never", "queued", deadline=None, gpus=1)
     status = _until(lambda: (s := jobs.status(queued.record.id)).state == jr.PENDING and s, "the job to pend")
     assert status.running and re.search(r"pending in queue \(SLURM job \d+: \w+, position \d+\)", status.last_line)
+    assert "pending · pending in queue (SLURM job" in status.summary_line()  # the line of the supervisor's job table
     assert jobs.stop(queued.record.id).state == jr.STOPPED  # scancel of a queued job
     for job in extra:
         jobs.stop(job.record.id)

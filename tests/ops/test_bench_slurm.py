@@ -84,7 +84,7 @@ def test_bench_on_slurm_gives_the_local_table_and_shows_cells_pending(tmp_path, 
 
 def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, bench_env, slurm_cluster):  # noqa: F811
     env, _ = bench_env
-    toy_with_baseline(tmp_path / "challenges", "slow", value="0.5", seconds=20)
+    toy_with_baseline(tmp_path / "challenges", "slow", value="0.5", seconds=12)
     bench = tmp_path / "bench"
     args = ["--challenges", "slow", "--runs", "1", "--model", "baseline", "--budget", "10m", "--out", str(bench),
             "--executor", "slurm", "--gpus-per-run", "0", "--cpus-per-run", "1", "--time-margin", "5"]

@@ -51,8 +51,8 @@ def test_jobs_run_on_slurm_pend_stop_at_deadline_and_reattach(tmp_path, slurm_cl
     a = jobs.start(TRAIN.replace("$JOB", "a"), "train-a", deadline=time.time() + 40, gpus=1)
     b = jobs.start(TRAIN.replace("$JOB", "b"), "train-b", deadline=None, gpus=1)
     ids = {jobs.slurm_job_id(a.record.id), jobs.slurm_job_id(b.record.id)}
-    _until(lambda: [e.state for e in slurm.queue(ids).values()] == ["RUNNING", "RUNNING"], "both jobs to run at once")
-    assert all(jobs.status(s.record.id).state == jr.RUNNING for s in (a, b))
+    _until(lambda: [e.state for e in slurm.queue(ids).values()] == ["RUNNING", "RUNNING"]
+           and all(jobs.status(s.record.id).state == jr.RUNNING for s in (a, b)), "both jobs to run at once")
 
     # The node's other CPUs taken, one more job waits in the queue: pending (its time counting), with its position.
     extra = [jobs.start("sleep 300", f"fill-{i}", deadline=None) for i in range(cpus - 2)]

@@ -51,7 +51,10 @@ def bench(
     todo = [cell for cell in cells if cell.state() != "finished"]
     out.print(f"bench {root}: {len(cells)} runs, {len(cells) - len(todo)} already finished, {len(todo)} to run",
               markup=False)
-    completed = run(todo)
+    try:
+        completed = run(todo)
+    except CrewError as error:  # the scheduler refused a submission: what ran is kept, the rest waits
+        fail(error)
     markdown = write_tables(root, build_rows(cells))
     out.print(markdown, markup=False)
     out.print(f"tables: {root / 'bench.md'}, {root / 'bench.csv'}, {root / 'bench_results.json'}", markup=False)

@@ -110,7 +110,11 @@ class SlurmExecutor:
                 return recorded
             if cell.state() == FINISHED:
                 return None
-            job = slurm.submit(self._script(cell), self._sbatch_options(cell), env={**os.environ, **child_path()})
+            try:
+                job = slurm.submit(self._script(cell), self._sbatch_options(cell), env={**os.environ, **child_path()})
+            except slurm.SlurmError as err:  # e.g. more CPUs or GPUs than a node of the partition has
+                raise CrewError(f"SLURM refused {cell.name}: {err.message}", "change the --*-per-run options or "
+                                "--partition to what `sinfo -o '%P %c %m %G'` lists; then run the bench again") from err
             atomic_write_json(self.folder / f"{cell.name}.json", {"job_id": job, "submitted": time.time()})
             log.info("bench: %s submitted as SLURM job %s", cell.name, job)
             return job

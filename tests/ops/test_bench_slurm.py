@@ -159,3 +159,12 @@ def test_a_cell_longer_than_its_budget_ends_with_a_result_before_its_slurm_time_
     log = (bench / "logs" / "endless--baseline--1.log").read_text()
     assert "--time=" not in log and "DUE TO TIME LIMIT" not in log, log  # the budget guard ended it first
     assert "1 finished" in cli("status", str(bench), env=env).stdout
+
+
+def test_a_submission_slurm_refuses_is_a_clear_error(tmp_path, bench_env, slurm_cluster):  # noqa: F811
+    env, _ = bench_env
+    result = cli("bench", "--challenges", "toy", "--runs", "1", "--model", "baseline", "--out", str(tmp_path / "b"),
+                 "--executor", "slurm", "--gpus-per-run", "99", "--cpus-per-run", "1", env=env, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert "SLURM refused toy--baseline--1" in output and "hint:" in output

@@ -24,6 +24,8 @@ from toolkit import slurm
 
 log = logging.getLogger(__name__)
 POLL_S = 2.0
+# squeue's pending reasons that no wait resolves: the request exceeds what the partition's nodes or limits allow.
+NEVER_RUNS = frozenset({"PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints"})
 
 PARTITION = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -86,6 +88,7 @@ class SlurmExecutor:
             with _signals_interrupt():
                 while todo or mine:
                     live = slurm.queue(mine)
+                    _refuse_unrunnable(live, mine)
                     mine = {job: cell for job, cell in mine.items() if job in live}
                     while todo and len(mine) < self.options.max_parallel:
                         cell = todo.pop(0)
@@ -136,6 +139,19 @@ class SlurmExecutor:
         if o.partition:
             options.append(f"--partition={o.partition}")
         return options
+
+
+def _refuse_unrunnable(live: dict[str, slurm.QueueEntry], mine: dict[str, Cell]) -> None:
+    """A job that waits for what the partition can never give (more CPUs, memory or time than its nodes or
+    limits have) would wait forever: cancel the bench's jobs that wait so, and say why."""
+    stuck = {job: entry for job, entry in live.items() if entry.pending and entry.reason in NEVER_RUNS}
+    if stuck:
+        for job in stuck:
+            slurm.cancel(job)
+        job, entry = next(iter(stuck.items()))
+        raise CrewError(f"SLURM cannot run {mine[job].name} (job {job}: {entry.reason}); its jobs were cancelled",
+                        "ask for what a node of the partition has (`sinfo -o '%P %c %m %G %l'`): --cpus-per-run, "
+                        "--mem-gb, --gpus-per-run, or a shorter --budget/--time-margin; then run the bench again")
 
 
 def cell_job(folder: Path, cell: Cell) -> str | None:

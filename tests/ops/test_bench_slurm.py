@@ -168,3 +168,15 @@ def test_a_submission_slurm_refuses_is_a_clear_error(tmp_path, bench_env, slurm_
     output = result.stdout + result.stderr
     assert result.returncode == 2, output
     assert "SLURM refused toy--baseline--1" in output and "hint:" in output
+
+
+def test_a_cell_the_partition_can_never_run_is_cancelled_with_a_clear_error(tmp_path, bench_env,  # noqa: F811
+                                                                            slurm_cluster):
+    env, _ = bench_env
+    result = cli("bench", "--challenges", "toy", "--runs", "1", "--model", "baseline", "--out", str(tmp_path / "b"),
+                 "--executor", "slurm", "--gpus-per-run", "0", "--cpus-per-run", "4096", env=env, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert "SLURM cannot run toy--baseline--1" in output and "PartitionConfig" in output and "hint:" in output
+    job = json.loads((tmp_path / "b" / "slurm" / "toy--baseline--1.json").read_text())["job_id"]
+    assert _squeue(job) == ""  # cancelled, not left waiting forever

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,14 +25,25 @@ def doctor(
     challenge: Annotated[str, typer.Argument(help="challenge name (see `challenges list`) or folder")],
     preset: Annotated[str, typer.Option(help="full, mini or smoke")] = "full",
     model: Annotated[str | None, typer.Option(help="the model spec a run would use (default: as `run` picks)")] = None,
+    jobs: Annotated[str, typer.Option(help="slurm: also check the cluster the crew's jobs would go to")] = "local",
+    executor: Annotated[str, typer.Option(help="slurm: also check the cluster a bench would use")] = "local",
+    partition: Annotated[str | None, typer.Option(help="the SLURM partition (default: the cluster's)")] = None,
+    shared: Annotated[Path | None, typer.Option(help="the folder compute nodes must see (default: the runs "
+                                                     "folder)")] = None,
 ) -> None:
-    """Check GPU, disk, hub access (datasets, models, lm-eval tasks), tools, sandbox and model API for a preset."""
+    """Check GPU, disk, hub access (datasets, models, lm-eval tasks), tools, sandbox and model API for a preset;
+    with --jobs slurm or --executor slurm, the cluster too (sinfo, the partition, its GPUs, the shared folder)."""
     try:
         found = load_challenge(challenge)
         chosen = found.preset(preset)
     except ChallengeError as error:
         fail(error)
     checks = run_checks(found, chosen, model_spec=model)
+    if "slurm" in (jobs, executor):
+        from crew.cluster import doctor_checks
+        from crew.rundir import default_runs_root
+
+        checks += doctor_checks(partition, (shared or default_runs_root()).resolve())
     title = (f"{found.name}, {chosen.name} preset: {chosen.hours:g} h, {chosen.gpus} GPU(s) of "
              f"{chosen.gpu_memory_gb:g} GB, disk {chosen.disk_gb:g} GB, download {chosen.download_gb:g} GB")
     table = Table("check", "verdict", "found", "fix", title=title, title_justify="left")

@@ -27,11 +27,17 @@ def register(app: typer.Typer) -> None:
     app.command()(bench)
 
 
-def status(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
-    """Show a run's phase, budget, current subtask, jobs, best score, tokens and cost (from its files only)."""
+def status(run_dir: Annotated[Path, typer.Argument(help="a run directory, or a bench folder")]) -> None:
+    """Show a run's phase, budget, current subtask, jobs, best score, tokens and cost (from its files only);
+    for a bench folder, each cell's state (SLURM's view of its job included)."""
     from crew.reporting.panel import render_panel
     from crew.reporting.snapshot import read_snapshot
 
+    if (run_dir / "bench.json").is_file():
+        from crew.bench.status import bench_status
+
+        out.print(bench_status(run_dir), markup=False)
+        return
     _require_run(run_dir)
     out.print(render_panel(read_snapshot(run_dir)))
 

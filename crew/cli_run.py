@@ -34,6 +34,9 @@ def run(
                                               "warning)")] = "bwrap",
     agent_network: Annotated[str, typer.Option(help="egress (the internet but not this machine's own services), "
                                                     "off, or host (an integrity warning)")] = "egress",
+    jobs: Annotated[str, typer.Option(help="local (this machine) or slurm (each job a SLURM batch job; the run "
+                                           "directory must be on a path the compute nodes see)")] = "local",
+    partition: Annotated[str | None, typer.Option(help="--jobs slurm: the partition")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
     skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail "
@@ -55,7 +58,7 @@ def run(
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
                          budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network,
                          skip_checks=skip_checks, install_requirements=install_requirements, floor=floor,
-                         retry_window=retry_window)
+                         retry_window=retry_window, jobs=jobs, partition=partition)
     try:
         from crew.reporting.live import run_with_panel
 

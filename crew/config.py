@@ -34,6 +34,8 @@ class RunConfig:
     requirements_env: str | None = None  # the folder `--install-requirements` installed into (PYTHONPATH first)
     retry_window_s: float | None = None  # how long model calls are retried in an outage (crew/models/retry.py)
     floor: bool = True  # experiment 0, the baseline recipe at the short size (crew/floor.py); --no-floor turns it off
+    jobs: str = "local"  # where the engineer's jobs run: "local" or "slurm"; resume keeps it
+    jobs_partition: str | None = None
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

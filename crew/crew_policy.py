@@ -22,7 +22,7 @@ from crew.plan import Plan
 from crew.replay import ReplayClient, load_script
 from crew.results import Outcome, Usage
 from crew.rundir import RunDir
-from crew.sandboxing import agent_sandbox
+from crew.sandboxing import agent_sandbox, slurm_partition
 from crew.snapshots import load_journal
 from crew.specs import ModelSpec
 from crew.tools import CrewTools
@@ -93,7 +93,8 @@ class CrewPolicy:
         devices = visible_devices() if self.score_context.device == "cuda" else []
         toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=budget, devices=devices,
                           data_dir=self.score_context.data_dir,
-                          sandbox=agent_sandbox(self.run.run_toml, self.preset, gpus=bool(devices)))
+                          sandbox=agent_sandbox(self.run.run_toml, self.preset, gpus=bool(devices)),
+                          slurm_partition=slurm_partition(self.run.run_toml))
         tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger,
                           plan=Plan.initial(self.deadline.budget_s), trace=self.trace,
                           score_context=self.score_context, evaluations_dir=self.run.evaluations,

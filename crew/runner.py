@@ -20,6 +20,7 @@ from challenges.spec import Challenge, Preset
 from crew import reference
 from crew.baseline import BaselinePolicy
 from crew.clock import Deadline
+from crew.cluster import check_jobs
 from crew.config import RunConfig, check_run_dir
 from crew.crew_policy import CrewPolicy
 from crew.devices import gpu_count
@@ -59,6 +60,8 @@ class RunRequest:
     install_requirements: bool = False  # install unmet [environment] requirements into the run's own folder
     retry_window: str | None = None  # e.g. 30m: how long model calls are retried in an outage
     floor: bool = True  # a crew run starts with the baseline recipe as experiment 0 (crew/floor.py)
+    jobs: str = "local"  # where the engineer's jobs run: local or slurm (crew.cluster)
+    partition: str | None = None
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -83,6 +86,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     check_sandbox(sandbox, baseline=baseline, network=agent_network)
     if baseline:  # no agent commands: no sandbox, and run.toml, the trace and result.json all say so
         sandbox = "none"
+    check_jobs(request.jobs, request.partition)
     device = _check_device(challenge, preset, request.skip_checks)
     requirements_env = _requirements_env(challenge, say) if request.install_requirements else None
     if not request.skip_checks:
@@ -113,6 +117,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
             device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
             budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network, floor=request.floor,
             retry_window_s=retry_window, requirements_env=str(requirements_env) if requirements_env else None,
+            jobs=request.jobs, jobs_partition=request.partition,
         )
         config.save(run.run_toml)
     except BaseException:

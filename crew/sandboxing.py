@@ -114,6 +114,14 @@ def agent_sandbox(run_toml: Path, preset: Preset | None = None, *, gpus: bool = 
                          max_processes=preset.max_processes or None, max_memory_bytes=memory)
 
 
+def slurm_partition(run_toml: Path) -> str | bool | None:
+    """For the toolkit: False for local jobs, else the SLURM partition (None: the cluster's default)."""
+    from crew.config import RunConfig
+
+    config = RunConfig.load(run_toml)
+    return False if config.jobs != "slurm" else config.jobs_partition
+
+
 def hidden_places(challenge_dir: Path, run_dir: Path) -> tuple[Path, ...]:
     """Everything agents must not see even where it lies inside a folder the sandbox shows (an installed
     package inside the Python it shows, say): the data cache with every private/ folder, the challenges and

@@ -20,6 +20,9 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:  # one worker at a time on the one-node cluster: no test's jobs queue behind another's
+        if "slurm" in item.keywords:
+            item.add_marker(pytest.mark.xdist_group("slurm"))
     for marker, option in (("gpu", "--run-gpu"), ("network", "--run-network"), ("long", "--run-long")):
         if config.getoption(option):
             continue
@@ -40,3 +43,4 @@ def _offline(monkeypatch, request, tmp_path_factory):
 
 # The protocol-exact model API server (tests/apiserver) for every test that runs a crew against a model.
 from tests.apiserver.fixture import api_server  # noqa: E402,F401
+from tests.cluster.fixture import slurm_cluster  # noqa: E402,F401

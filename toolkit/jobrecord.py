@@ -27,6 +27,7 @@ STARTING, RUNNING, EXITED, STOPPED, FAILED, LOST = (
     "failed",
     "lost",
 )
+PENDING = "pending"  # a SLURM job waiting in the queue (toolkit.slurm_jobs); never saved in a record
 FINISHED = frozenset({EXITED, STOPPED, FAILED, LOST})
 
 

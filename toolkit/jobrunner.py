@@ -8,6 +8,7 @@ command's group never hits the runner, which stays to write the exit status.
 from __future__ import annotations
 
 import logging
+import signal
 import subprocess
 import sys
 import time
@@ -51,6 +52,14 @@ def run(job_dir: Path) -> int:
     log.info("job %s started as pid %d", record.id, proc.pid)
 
     hit_deadline = False
+    signalled = []
+
+    def _on_term(signum, frame) -> None:  # SLURM: --signal=B:TERM@grace before the time limit, or stop_job's scancel
+        if not signalled:
+            signalled.append(signum)
+            kill_process_group(proc.pid, record.grace_s)
+
+    signal.signal(signal.SIGTERM, _on_term)
     # SIGTERM goes out a grace period early, so that even a job that needs its whole grace to save a
     # checkpoint is gone by the deadline itself.
     term_at = None if record.deadline is None else record.deadline - record.grace_s
@@ -75,6 +84,8 @@ def run(job_dir: Path) -> int:
         record.state, record.end_reason = jr.STOPPED, "deadline reached"
     elif (job_dir / jr.STOP_MARKER).exists():
         record.state, record.end_reason = jr.STOPPED, "stopped on request"
+    elif signalled:
+        record.state, record.end_reason = jr.STOPPED, "deadline reached (SLURM's signal before its time limit)"
     elif proc.returncode < 0:
         record.state, record.end_reason = jr.EXITED, f"killed by signal {-proc.returncode}"
     else:

@@ -47,7 +47,7 @@ class JobStatus:
 
     @property
     def running(self) -> bool:
-        return self.state == jr.RUNNING
+        return self.state in (jr.RUNNING, jr.PENDING)  # pending: queued on SLURM, its time already counting
 
     def runtime_s(self) -> float | None:
         r = self.record
@@ -59,7 +59,10 @@ class JobStatus:
         parts = [self.record.id, self.state]
         if self.record.end_reason and not self.running:
             parts.append(self.record.end_reason)
-        parts.append(f"ran {format_duration(self.runtime_s())}")
+        if self.state == jr.PENDING:  # SLURM's reason and the queue position; the wait counts against its time
+            parts.append(f"{self.last_line}, waiting {format_duration(time.time() - self.record.created)}")
+        else:
+            parts.append(f"ran {format_duration(self.runtime_s())}")
         if self.record.devices:
             parts.append(f"GPU {','.join(self.record.devices)}")
         if self.progress:
@@ -97,6 +100,8 @@ def _slug(name: str) -> str:
 
 class JobManager:
     """Starts and tracks jobs under `jobs_dir`; any number of managers (in any process) may share it."""
+
+    start_wait_s = _START_WAIT_S  # start() returns once the job runs, or after this long
 
     def __init__(self, jobs_dir: Path, *, cwd: Path, env: Mapping[str, str], grace_s: float = 30.0,
                  sandbox: Sandbox | None = None, devices: Sequence[str] = ()) -> None:
@@ -184,6 +189,17 @@ class JobManager:
         )
         (job_dir / jr.LOG).touch()
         record.save(job_dir)
+        self._launch(job_dir, devices)
+        until = time.monotonic() + self.start_wait_s
+        while time.monotonic() < until:
+            record = jr.JobRecord.load(job_dir)
+            if record.state != jr.STARTING or not self._runner_alive(job_dir):
+                break
+            time.sleep(0.02)
+        return self.status(record.id)
+
+    def _launch(self, job_dir: Path, devices: list[str] | None) -> None:
+        """Start the job's runner (here: a detached local process; toolkit.slurm_jobs: a SLURM batch job)."""
         with open(job_dir / "runner.log", "ab") as runner_log:
             runner = subprocess.Popen(
                 [sys.executable, "-I", "-c", _RUNNER_BOOT, str(job_dir)],
@@ -197,13 +213,6 @@ class JobManager:
         self._runners.append(runner)
         # Kept beside the record, not in it, so the record has one writer at a time.
         atomic_write_json(job_dir / _RUNNER, {"pid": runner.pid, "start_time": process_start_time(runner.pid)})
-        until = time.monotonic() + _START_WAIT_S
-        while time.monotonic() < until:
-            record = jr.JobRecord.load(job_dir)
-            if record.state != jr.STARTING or runner.poll() is not None:
-                break
-            time.sleep(0.02)
-        return self.status(record.id)
 
     # -- inspection -------------------------------------------------------------------------------
 

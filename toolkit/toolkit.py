@@ -73,6 +73,7 @@ class Toolkit:
         arxiv: ArxivTools | None = None,
         github: GithubTools | None = None,
         devices: Sequence[str] = (),
+        slurm_partition: str | bool | None = False,
     ) -> None:
         self.run_dir = Path(run_dir).absolute()
         self.workspace = Path(workspace).absolute() if workspace else self.run_dir / "workspace"
@@ -94,8 +95,14 @@ class Toolkit:
             self.sandbox.check(os.environ)
         mounts = {"papers": self.papers_dir, **({DATA_DIR: self.data_dir} if self.data_dir is not None else {})}
         self.files = FileTools(self.workspace, read_only, mounts)
-        self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s,
-                               sandbox=self.sandbox, devices=devices)
+        if slurm_partition is False:
+            self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s,
+                                   sandbox=self.sandbox, devices=devices)
+        else:  # each job a SLURM batch job (slurm_partition None: the cluster's default partition)
+            from toolkit.slurm_jobs import SlurmJobManager
+
+            self.jobs = SlurmJobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(),
+                                        grace_s=job_grace_s, sandbox=self.sandbox, partition=slurm_partition or None)
         cache = cache_dir or self.run_dir / "cache"
         self.arxiv = arxiv or ArxivTools(cache, self.papers_dir)
         self.github = github or GithubTools(cache)

@@ -29,9 +29,7 @@ def bench(
     cpus_per_run: Annotated[int, typer.Option(help="slurm: CPUs per run")] = 8,
     mem_gb: Annotated[float | None, typer.Option(help="slurm: memory per run")] = None,
     time_margin: Annotated[float, typer.Option(help="slurm: minutes added to the budget for the job's time")] = 15.0,
-    max_parallel: Annotated[int, typer.Option(help="slurm: jobs running at once")] = 32,
-    submitit_cluster: Annotated[str, typer.Option(hidden=True, help="submitit cluster; local runs the slurm "
-                                                  "path without a scheduler (tests)")] = "slurm",
+    max_parallel: Annotated[int, typer.Option(help="slurm: jobs in the queue at once")] = 32,
 ) -> None:
     """Run each (challenge, model, repeat) in its own run directory, the baseline policy included as the
     reference, and write the table (bench.md, bench.csv, bench_results.json)."""
@@ -45,7 +43,7 @@ def bench(
         budgets = _check(spec)
         root = (out_dir or default_runs_root() / f"bench-{spec.key()}").resolve()
         run = _executor(executor, parallel, root, budgets, partition, gpus_per_run, cpus_per_run, mem_gb,
-                        time_margin, max_parallel, submitit_cluster)
+                        time_margin, max_parallel)
     except CrewError as error:
         fail(error)
     spec.save(root)
@@ -54,7 +52,10 @@ def bench(
     runs = f"{len(cells)} run{'' if len(cells) == 1 else 's'}"
     out.print(f"bench {root}: {runs}, {len(cells) - len(todo)} already finished, {len(todo)} to run",
               markup=False)
-    completed = run(todo)
+    try:
+        completed = run(todo)
+    except CrewError as error:  # the scheduler refused a submission: what ran is kept, the rest waits
+        fail(error)
     markdown = write_tables(root, build_rows(cells))
     out.print(markdown, markup=False)
     out.print(f"tables: {root / 'bench.md'}, {root / 'bench.csv'}, {root / 'bench_results.json'}", markup=False)
@@ -87,7 +88,7 @@ def _check(spec) -> dict[str, float]:
 
 
 def _executor(kind: str, parallel: int, root: Path, budgets: dict[str, float], partition: str | None, gpus: int,
-              cpus: int, mem_gb: float | None, margin: float, max_parallel: int, cluster: str):
+              cpus: int, mem_gb: float | None, margin: float, max_parallel: int):
     from crew.bench.executors import LocalExecutor
     from crew.bench.slurm import SlurmExecutor, SlurmOptions
 
@@ -96,9 +97,9 @@ def _executor(kind: str, parallel: int, root: Path, budgets: dict[str, float], p
             raise CrewError(f"--parallel must be at least 1, not {parallel}", "give e.g. --parallel 2")
         return LocalExecutor(parallel, gpus=_visible_gpus()).run
     if kind == "slurm":
-        options = SlurmOptions(partition, gpus, cpus, mem_gb, margin, max_parallel, cluster)
+        options = SlurmOptions(partition, gpus, cpus, mem_gb, margin, max_parallel)
         options.validate()
-        return SlurmExecutor(options, root / "submitit", budgets).run
+        return SlurmExecutor(options, root / "slurm", budgets).run
     raise CrewError(f"unknown executor '{kind}'", "use --executor local or --executor slurm")
 
 

@@ -1,4 +1,4 @@
-"""Where a bench's cells run: `local` (parallel with one GPU each, or sequential on CPU) or `slurm` (submitit).
+"""Where a bench's cells run: `local` (parallel with one GPU each, or sequential on CPU) or `slurm` (slurm.py).
 
 Each cell is one `research-crew run` (or `resume`) subprocess in its own process group with its output in the
 bench's logs/, so a crashed run is a failed cell, never a failed bench.
@@ -46,12 +46,6 @@ class CellRunner:
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             kill_process_group(self._proc.pid, grace_s=STOP_GRACE_S)
-
-    def checkpoint(self):  # submitit: called on preemption or timeout; the requeued job resumes the run
-        import submitit
-
-        self.stop()
-        return submitit.helpers.DelayedSubmission(CellRunner(self.cell, self.resume, self.env))
 
 
 def child_path() -> dict[str, str]:

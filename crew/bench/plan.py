@@ -40,6 +40,11 @@ class BenchSpec:
         return [Cell(root, challenge, model, repeat, self.preset, self.budget)
                 for challenge in self.challenges for model in self.models for repeat in range(1, self.runs + 1)]
 
+    @classmethod
+    def load(cls, root: Path) -> BenchSpec:
+        data = json.loads((root / "bench.json").read_text())
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+
     def save(self, root: Path) -> None:
         from checkpoints import atomic_write_json
 

@@ -1,6 +1,6 @@
 """`research-crew bench`: two toy challenges, two repeats, the baseline policy and a replayed crew; interrupted
-and run again, it finishes only what was missing. The slurm path through submitit's local executor, and SLURM
-options checked before anything is submitted."""
+and run again, it finishes only what was missing; SLURM options checked before anything is submitted (the slurm
+executor itself: test_bench_slurm.py, on a real cluster)."""
 
 from __future__ import annotations
 
@@ -74,28 +74,15 @@ def test_bench_interrupted_then_rerun_finishes_only_what_was_missing(tmp_path, b
     assert "| toy | baseline |" in second.stdout  # the table is printed too
 
 
-def test_bench_on_slurm_through_submitits_local_executor(tmp_path, bench_env):
-    env, _ = bench_env
-    bench = tmp_path / "slurm-bench"
-    result = cli("bench", "--challenges", "toy", "--runs", "1", "--model", "baseline", "--budget", "2m",
-                 "--out", str(bench), "--executor", "slurm", "--partition", "gpu", "--gpus-per-run", "0",
-                 "--time-margin", "5", "--submitit-cluster", "local", env=env, timeout=180)
-    assert "| toy | baseline | 1 | 1 |" in result.stdout
-    assert json.loads((bench / "runs" / "toy--baseline--1" / "result.json").read_text())["status"] == "submitted"
-    assert list((bench / "submitit").glob("*/*_submitted.pkl"))  # it went through submitit
-
-
 @pytest.mark.parametrize("options, message", [
-    (["--submitit-cluster", "slurm"], "needs SLURM's sbatch"),
     (["--gpus-per-run", "-1"], "--gpus-per-run must be at least 0"),
     (["--partition", "gpu;rm -rf"], "is not a SLURM partition name"),
     (["--time-margin", "-5"], "--time-margin must not be negative"),
 ])
 def test_slurm_options_are_checked_before_anything_is_submitted(tmp_path, bench_env, options, message):
     bench = tmp_path / "never"
-    cluster = [] if "--submitit-cluster" in options else ["--submitit-cluster", "local"]
     result = invoke("bench", "--challenges", "toy", "--runs", "1", "--model", "baseline", "--out", str(bench),
-                    "--executor", "slurm", *cluster, *options, code=2)
+                    "--executor", "slurm", *options, code=2)
     assert message in result.output and "hint:" in result.output
     assert not bench.exists()
 
@@ -103,3 +90,10 @@ def test_slurm_options_are_checked_before_anything_is_submitted(tmp_path, bench_
 def test_bench_names_an_unknown_challenge_before_running_anything(tmp_path, bench_env):
     result = invoke("bench", "--challenges", "toy,nosuch", "--model", "baseline", "--out", str(tmp_path / "b"), code=2)
     assert "nosuch" in result.output and not (tmp_path / "b").exists()
+
+
+def test_slurm_executor_names_a_missing_sbatch(tmp_path, bench_env, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no SLURM client here
+    result = invoke("bench", "--challenges", "toy", "--runs", "1", "--model", "baseline",
+                    "--out", str(tmp_path / "never"), "--executor", "slurm", code=2)
+    assert "needs SLURM's sbatch" in result.output and not (tmp_path / "never").exists()

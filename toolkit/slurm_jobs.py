@@ -1,0 +1,131 @@
+"""The crew's jobs as SLURM batch jobs (`research-crew run --jobs slurm`).
+
+Each job is the same runner as a local job (toolkit.jobrunner: the sandboxed command, its deadline, its exit
+status in job.json), started on a compute node by sbatch instead of as a local process. So the job directory
+must be on a path the compute nodes see (the run directory, on a shared file system). SLURM adds:
+- GPUs as `--gres=gpu:N`: the scheduler allocates them, so a job waits in the queue instead of failing when they
+  are busy (the per-GPU slot rule becomes per-allocation);
+- `--time` a minute past the job's deadline (the start of wrap-up) and `--signal=B:TERM@…` at the deadline less
+  the grace, which the runner passes on to the command so that training saves its checkpoint;
+- the queue: a pending job is `pending` (it counts as running: its time counts), with SLURM's reason and position;
+- `stop` is scancel (TERM to the runner, which stops the command within its grace);
+- re-attaching is reading the SLURM job id saved in runner.json: a resumed run finds the jobs still queued.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+
+from checkpoints import atomic_write_json, atomic_write_text
+from toolkit import jobrecord as jr
+from toolkit import slurm
+from toolkit.jobs import _RUNNER, _RUNNER_BOOT, JobManager, JobStatus
+
+log = logging.getLogger(__name__)
+_STOP_WAIT_S = 30.0  # beyond the grace: SLURM's own bookkeeping
+
+
+class SlurmJobManager(JobManager):
+    start_wait_s = 5.0  # a queued job is reported as pending rather than waited for
+
+    def __init__(self, jobs_dir: Path, *, partition: str | None = None, cpus: int = 1, **kwargs) -> None:
+        super().__init__(jobs_dir, **kwargs)
+        self.partition, self.cpus = partition, cpus
+        self._gpus = 0
+
+    def start(self, command: str, name: str, deadline: float | None, gpus: int | None = None) -> JobStatus:
+        with self._allocating:
+            self._gpus = gpus or 0
+            return self._start(command, name, deadline, None)
+
+    def _launch(self, job_dir: Path, devices: list[str] | None) -> None:
+        record = jr.JobRecord.load(job_dir)
+        options = [f"--job-name=crew-{record.id}"[:120], f"--output={job_dir / 'runner.log'}", "--open-mode=append",
+                   f"--chdir={job_dir}", "--nodes=1", "--ntasks=1", f"--cpus-per-task={self.cpus}"]
+        options += [f"--partition={self.partition}"] if self.partition else []
+        options += [f"--gres=gpu:{self._gpus}"] if self._gpus else []
+        options += _time_options(record.deadline, record.grace_s)
+        script = slurm.batch_script([sys.executable, "-I", "-c", _RUNNER_BOOT, str(job_dir)], job_dir, step=False)
+        job = slurm.submit(script, options, env=self.env)
+        atomic_write_json(job_dir / _RUNNER, {"slurm_job_id": job, "gpus": self._gpus, "partition": self.partition})
+
+    def slurm_job_id(self, job_id: str) -> str | None:
+        return _slurm_id(self.job_dir(job_id))
+
+    def _runner_alive(self, job_dir: Path) -> bool:
+        job = _slurm_id(job_dir)
+        return job is not None and job in slurm.queue([job])
+
+    def _refresh(self, job_dir: Path) -> jr.JobRecord:
+        """A job SLURM no longer lists whose runner never recorded its end was lost (node failure, hard kill)."""
+        record = jr.JobRecord.load(job_dir)
+        if record.state in (jr.RUNNING, jr.STARTING) and not self._runner_alive(job_dir):
+            record = jr.JobRecord.load(job_dir)  # the runner may have written its end just now
+            if record.state in (jr.RUNNING, jr.STARTING):
+                record.state, record.ended = jr.LOST, time.time()
+                record.end_reason = f"SLURM job {_slurm_id(job_dir)} ended without recording an exit status"
+                record.save(job_dir)
+        return record
+
+    def status(self, job_id: str) -> JobStatus:
+        status = super().status(job_id)
+        job = _slurm_id(self.job_dir(job_id))
+        if status.state == jr.STARTING and job:
+            entry = slurm.queue([job]).get(job)
+            if entry is not None and entry.pending:
+                status.state, status.last_line = jr.PENDING, entry.describe()
+        return status
+
+    def stop(self, job_id: str, grace_s: float | None = None) -> JobStatus:
+        job_dir = self.job_dir(job_id)
+        record = self._refresh(job_dir)
+        job = _slurm_id(job_dir)
+        if record.state in jr.FINISHED or job is None:
+            return self.status(job_id)
+        atomic_write_text(job_dir / jr.STOP_MARKER, jr.utc_iso() + "\n")
+        if record.state == jr.STARTING:  # still queued (or just starting): nothing to save
+            slurm.cancel(job)
+        else:  # the runner stops the command within its grace and records how it ended
+            slurm.cancel(job, signal="TERM", batch_only=True)
+        until = time.monotonic() + (self.grace_s if grace_s is None else grace_s) + _STOP_WAIT_S
+        while time.monotonic() < until and self._runner_alive(job_dir):
+            time.sleep(0.2)
+        if self._runner_alive(job_dir):
+            slurm.cancel(job)
+        record = jr.JobRecord.load(job_dir)
+        if record.state in (jr.RUNNING, jr.STARTING):
+            record.state, record.end_reason, record.ended = jr.STOPPED, "stopped on request", time.time()
+            record.save(job_dir)
+        return self.status(job_id)
+
+    def running_pids(self) -> dict[int, str]:
+        return {}  # the jobs' processes live on compute nodes
+
+    def devices_line(self) -> str:
+        where = f"partition {self.partition}" if self.partition else "the default partition"
+        return (f"Jobs run on SLURM ({where}): ask start_job for gpus and SLURM allocates them; a job waits in the "
+                "queue (pending, its time counting) until they are free.")
+
+
+def _slurm_id(job_dir: Path) -> str | None:
+    import json
+
+    try:
+        return str(json.loads((job_dir / _RUNNER).read_text())["slurm_job_id"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _time_options(deadline: float | None, grace_s: float) -> list[str]:
+    """SLURM's limit a minute or two past the deadline (the runner stops the job at the deadline itself), and its
+    TERM to the runner the grace before the deadline, whichever of the two comes first."""
+    if deadline is None:
+        return []
+    left = max(deadline - time.time(), 1.0)
+    limit_min = math.ceil(left / 60) + 1
+    before_limit = int(limit_min * 60 - left + grace_s)
+    return [f"--time={limit_min}", f"--signal=B:TERM@{min(before_limit, 65535)}"]

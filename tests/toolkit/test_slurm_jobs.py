@@ -16,7 +16,8 @@ from toolkit import jobrecord as jr
 from toolkit import slurm
 from toolkit.slurm_jobs import SlurmJobManager
 
-pytestmark = pytest.mark.slurm
+# On one worker, one at a time: the tests share the one-node cluster, and none may queue behind another's jobs.
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
 # Trains "forever"; on SIGTERM it saves a checkpoint and exits, as the crew's training recipes do.
 TRAIN = ("trap 'echo saving; echo step > ckpt-$JOB.txt; exit 0' TERM; echo started; "

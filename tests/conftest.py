@@ -20,9 +20,6 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:  # one worker at a time on the one-node cluster: no test's jobs queue behind another's
-        if "slurm" in item.keywords:
-            item.add_marker(pytest.mark.xdist_group("slurm"))
     for marker, option in (("gpu", "--run-gpu"), ("network", "--run-network"), ("long", "--run-long")):
         if config.getoption(option):
             continue

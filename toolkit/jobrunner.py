@@ -54,7 +54,7 @@ def run(job_dir: Path) -> int:
     hit_deadline = False
     signalled = []
 
-    def _on_term(signum, frame) -> None:  # SLURM: --signal=B:TERM@grace before the time limit, or stop_job's scancel
+    def _on_term(signum, frame) -> None:  # SLURM: its --signal=B:TERM before the time limit, or stop_job's scancel
         if not signalled:
             signalled.append(signum)
             kill_process_group(proc.pid, record.grace_s)

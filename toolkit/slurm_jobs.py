@@ -5,8 +5,9 @@ status in job.json), started on a compute node by sbatch instead of as a local p
 must be on a path the compute nodes see (the run directory, on a shared file system). SLURM adds:
 - GPUs as `--gres=gpu:N`: the scheduler allocates them, so a job waits in the queue instead of failing when they
   are busy (the per-GPU slot rule becomes per-allocation);
-- `--time` a minute past the job's deadline (the start of wrap-up) and `--signal=B:TERM@…` at the deadline less
-  the grace, which the runner passes on to the command so that training saves its checkpoint;
+- `--time` a few minutes past the job's deadline (the start of wrap-up) and `--signal=B:TERM@…` after the
+  deadline: the runner stops the command at the deadline as for a local job (TERM the grace before it, so that
+  training saves its checkpoint); SLURM's signal, which the runner passes on, and its limit are backstops;
 - the queue: a pending job is `pending` (it counts as running: its time counts), with SLURM's reason and position;
 - `stop` is scancel (TERM to the runner, which stops the command within its grace);
 - re-attaching is reading the SLURM job id saved in runner.json: a resumed run finds the jobs still queued.
@@ -121,11 +122,13 @@ def _slurm_id(job_dir: Path) -> str | None:
 
 
 def _time_options(deadline: float | None, grace_s: float) -> list[str]:
-    """SLURM's limit a minute or two past the deadline (the runner stops the job at the deadline itself), and its
-    TERM to the runner the grace before the deadline, whichever of the two comes first."""
+    """SLURM's limit two to three minutes past the deadline, and its TERM to the runner a minute before the
+    limit. SLURM may send that signal up to 60 s early (its documented resolution), so it never comes before the
+    deadline: the runner's own timer stops the job at the deadline (TERM the grace before it, for the checkpoint)
+    and SLURM's signal and limit are the backstops should the runner fail."""
     if deadline is None:
         return []
     left = max(deadline - time.time(), 1.0)
-    limit_min = math.ceil(left / 60) + 1
-    before_limit = int(limit_min * 60 - left + grace_s)
+    limit_min = math.ceil((left + 120) / 60)
+    before_limit = int(limit_min * 60 - left - 60)
     return [f"--time={limit_min}", f"--signal=B:TERM@{min(before_limit, 65535)}"]

@@ -17,7 +17,8 @@ from crew.errors import EXIT_DONE
 from tests.crew.helpers import SUPERVISOR_OK, call, kinds, run_crew
 from tests.crew.test_resume_and_budget import CLI, SUPERVISOR, cli_env
 
-pytestmark = pytest.mark.slurm
+# On one worker, one at a time: the tests share the one-node cluster, and none may queue behind another's jobs.
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
 TRAIN = ("trap 'echo saving; echo step > ckpt.txt; exit 0' TERM; "
          "for i in $(seq 3000); do echo progress: $i/3000; sleep 0.2; done")

@@ -17,7 +17,8 @@ import pytest
 from tests.ops.helpers import REPO, cli, invoke, toy_with_baseline
 from tests.ops.test_ops_bench import bench_env  # noqa: F401
 
-pytestmark = pytest.mark.slurm
+# On one worker, one at a time: the tests share the one-node cluster, and none may queue behind another's jobs.
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
 
 
 def _until(predicate, what: str, timeout: float = 300.0, every: float = 0.5):

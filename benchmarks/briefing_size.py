@@ -17,7 +17,7 @@ from pathlib import Path
 
 from crew_rig import build
 
-from crew.prompts import report_note, supervisor_briefing
+from crew.loop.prompts import report_note, supervisor_briefing
 
 MEMORIES = "\n".join(f"- eval-{n:04d} (raise the learning rate to {n}e-4 with a longer warm-up): score 0.4{n:03d}. "
                      "Lesson: a longer warm-up helps only with the larger batch; keep batch 64." for n in range(10))

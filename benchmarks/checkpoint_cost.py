@@ -20,8 +20,8 @@ from pathlib import Path
 
 from crew_rig import build, time_steps
 
-from crew.replay import ReplayExhausted
-from crew.snapshots import load_journal, load_snapshot
+from crew.agent.replay import ReplayExhausted
+from crew.loop.snapshots import load_journal, load_snapshot
 
 
 def read_slice(i: int) -> dict:

@@ -12,7 +12,7 @@ and every `wait-every` calls the crew waits `wait-minutes` for a job (wait_for_j
 Caching, as Anthropic bills it: the prefix shared with the agent's previous request is a cache read
 (0.1x input) if that request's cache is still alive (its lifetime from the last read or write), the rest
 is written (1.25x input for the 5-minute cache, 2x for the 1-hour one); prefixes under 1024 tokens are
-not cached. "auto" is the crew's policy (crew/models/anthropic_client.py): the 1-hour cache when the
+not cached. "auto" is the crew's policy (crew/agent/models/anthropic_client.py): the 1-hour cache when the
 median gap of the recent calls exceeds five minutes. MLRB's baseline agent spent about $43 a run.
 """
 
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from crew_rig import build, read_slice_answer, time_steps, write_big_file
 
-from crew.models.anthropic_client import RECENT_CALLS, TTL_GAP_S
-from crew.models.usage import price_for
+from crew.agent.models.anthropic_client import RECENT_CALLS, TTL_GAP_S
+from crew.agent.models.usage import price_for
 
 MIN_CACHEABLE = 1024
 TTL_S = {"5m": 300.0, "1h": 3600.0}

@@ -12,20 +12,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from challenges.api import ScoreContext
-from challenges.loader import load_challenge
-from crew.budget import BudgetGuard
-from crew.clock import Deadline
-from crew.ledger import Ledger
-from crew.loop import CrewLoop, LoopLimits
-from crew.models.anthropic_convert import request_params
-from crew.models.retry import RetryingClient
-from crew.plan import Plan
-from crew.replay import ReplayClient
-from crew.rundir import RunDir
-from crew.tools import CrewTools
-from crew.trace import Trace
-from crew.usage_meter import UsageMeter
+from challenges.framework.api import ScoreContext
+from challenges.framework.loader import load_challenge
+from crew.agent.models.anthropic_convert import request_params
+from crew.agent.models.retry import RetryingClient
+from crew.agent.replay import ReplayClient
+from crew.agent.usage_meter import UsageMeter
+from crew.loop.plan import Plan
+from crew.loop.step_loop import CrewLoop, LoopLimits
+from crew.loop.tools import CrewTools
+from crew.run.budget import BudgetGuard
+from crew.run.clock import Deadline
+from crew.run.ledger import Ledger
+from crew.run.rundir import RunDir
+from crew.run.trace import Trace
 from toolkit import Toolkit
 
 TOY_TOML = """name = "toy"

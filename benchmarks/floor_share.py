@@ -1,4 +1,4 @@
-"""Experiment 0's share of the budget (crew/floor.py) on every built-in challenge's smoke preset and on the full
+"""Experiment 0's share of the budget (crew/policy/floor.py) on every built-in challenge's smoke preset and on the full
 MiniPile preset, from the sizing alone: the recipe's training budget, and the most its job may take (that budget
 plus the grace after SIGTERM), each as a share of the preset's own budget. Scoring it (at most the preset's
 score_minutes) runs beside the crew.
@@ -8,10 +8,10 @@ score_minutes) runs beside the crew.
 
 from __future__ import annotations
 
-from challenges.loader import challenge_folders, load_challenge
-from crew.baseline import STOP_GRACE_S
-from crew.durations import format_duration
-from crew.floor import floor_budget_s
+from challenges.framework.loader import challenge_folders, load_challenge
+from crew.policy.baseline import STOP_GRACE_S
+from crew.policy.floor import floor_budget_s
+from crew.run.durations import format_duration
 
 
 def rows() -> list[tuple[str, str, float, float, float]]:

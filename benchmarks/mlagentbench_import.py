@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CLI = [sys.executable, "-c", "from crew.cli import main; main()"]
+CLI = [sys.executable, "-c", "from crew.cli.main import main; main()"]
 
 
 def main() -> None:
@@ -62,10 +62,10 @@ def main() -> None:
                                     str(args.work / "challenges" / "vectorization" / "upstream" / "scripts"),
                                     str(claim)], capture_output=True, text=True)
     print("upstream eval.py get_score:", upstream_eval.stdout.strip())
-    from challenges.api import ScoreContext
-    from challenges.data import prepare_data
-    from challenges.harness import evaluate
-    from challenges.loader import load_challenge
+    from challenges.framework.api import ScoreContext
+    from challenges.framework.data import prepare_data
+    from challenges.framework.harness import evaluate
+    from challenges.framework.loader import load_challenge
 
     os.environ.update({k: v for k, v in env.items() if k.startswith("RESEARCH_CREW")})
     os.environ["PYTHONPATH"] = _requirements_env(args.work / "run-vectorization")

@@ -17,11 +17,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from challenges.api import ScoreContext
-from challenges.data import prepare_data
-from challenges.harness import evaluate
-from challenges.loader import load_challenge
-from challenges.score_sandbox import bwrap_works
+from challenges.framework.api import ScoreContext
+from challenges.framework.data import prepare_data
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
+from challenges.framework.score_sandbox import bwrap_works
 
 log = logging.getLogger("benchmarks.scoring_sandbox")
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from challenges.loader import challenge_folders, load_challenge
+from challenges.framework.loader import challenge_folders, load_challenge
 
 LIMIT_S = 600
 

@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from challenges.api import ScoreContext
-from challenges.data import prepare_data
-from challenges.harness import evaluate
-from challenges.loader import load_challenge
+from challenges.framework.api import ScoreContext
+from challenges.framework.data import prepare_data
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
 
 # Per challenge: (weak, strong) extra recipe arguments, and the budget the recipe is given. Step counts where
 # the recipe takes them (no race with a busy machine's clock), else two budgets.

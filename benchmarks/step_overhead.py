@@ -3,7 +3,7 @@
     python benchmarks/step_overhead.py [--steps 1000]
 
 A replayed model (no API) and a no-op tool (reading a file that does not exist), so what is timed is
-the loop itself: the limits check, the agent turn (crew/agent.py), the bounded context, the trace events
+the loop itself: the limits check, the agent turn (crew/agent/session.py), the bounded context, the trace events
 and the state save (each fsynced). Wall and CPU time per step. Medians over a window of 10 steps around each point.
 """
 

@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from challenges.loader import load_module
+from challenges.framework.loader import load_module
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "challenges" / "minipile" / "baseline" / "train.py"

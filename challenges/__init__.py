@@ -8,6 +8,6 @@
 `from challenges import Score, ScoreContext` is all a challenge's own files need.
 """
 
-from challenges.api import ChallengeError, DatasetUnavailable, EnvironmentCheck, Score, ScoreContext
+from challenges.framework.api import ChallengeError, DatasetUnavailable, EnvironmentCheck, Score, ScoreContext
 
 __all__ = ["ChallengeError", "DatasetUnavailable", "EnvironmentCheck", "Score", "ScoreContext"]

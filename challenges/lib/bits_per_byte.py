@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from challenges.api import Score, ScoreContext
+from challenges.framework.api import Score, ScoreContext
 
 HELDOUT_FILE = "heldout_texts.jsonl"
 HELDOUT_DOCS = 200

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from challenges.api import row_limit
+from challenges.framework.api import row_limit
 from challenges.lib.hub_access import (
     HubDataset,
     HubModel,

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from challenges.api import DatasetUnavailable
+from challenges.framework.api import DatasetUnavailable
 
 log = logging.getLogger(__name__)
 

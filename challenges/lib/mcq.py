@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from challenges.api import Score, ScoreContext
+from challenges.framework.api import Score, ScoreContext
 from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric, primary_items
 from challenges.lib.lm_tasks import write_jsonl, write_task_yaml
 

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from challenges.api import ChallengeError, DatasetUnavailable, EnvironmentCheck, Score, ScoreContext
+from challenges.framework.api import ChallengeError, DatasetUnavailable, EnvironmentCheck, Score, ScoreContext
 
 DATA_VARIABLE = "MLAGENTBENCH_DATA"
 FILL_START = "# ***********************************************"

@@ -38,6 +38,6 @@ def publishing(out: Path) -> Iterator[Path]:
 
 def gpt2_recipe() -> ModuleType:
     """MiniPile's GPT-2 pretraining recipe, which BabyLM's and Edge LLM training's baselines reuse."""
-    from challenges.loader import load_module
+    from challenges.framework.loader import load_module
 
     return load_module(GPT2_RECIPE, "gpt2_pretraining_recipe")

@@ -10,7 +10,7 @@ import json
 import random
 from pathlib import Path
 
-from challenges.api import Score, ScoreContext
+from challenges.framework.api import Score, ScoreContext
 from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric, primary_items
 from challenges.lib.lm_tasks import write_task_yaml
 

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from challenges.processes import run_group
+from challenges.framework.processes import run_group
 
 PROJECT_VARIABLE = "RESEARCH_CREW_LEAN_PROJECT"
 LEAN_RANGE = ("4.7.0", "4.16.0-rc2")  # ProofNet#: "compatible with all Lean versions between v4.7.0 and v4.16.0-rc2"

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crew.console import fail, out
+from crew.cli.console import fail, out
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, CrewError
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ def bench(
     reference, and write the table (bench.md, bench.csv, bench_results.json)."""
     from crew.bench.plan import BenchSpec
     from crew.bench.table import build_rows, write_tables
-    from crew.rundir import default_runs_root
+    from crew.run.rundir import default_runs_root
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     try:
@@ -66,10 +66,10 @@ def bench(
 
 def _check(spec) -> dict[str, float]:
     """Every challenge, preset, model spec and budget is valid; returns each challenge's budget in seconds."""
-    from challenges.api import ChallengeError
-    from challenges.loader import load_challenge
-    from crew.durations import parse_duration
-    from crew.specs import parse_spec
+    from challenges.framework.api import ChallengeError
+    from challenges.framework.loader import load_challenge
+    from crew.agent.specs import parse_spec
+    from crew.run.durations import parse_duration
 
     if spec.runs < 1:
         raise CrewError(f"--runs must be at least 1, not {spec.runs}", "give e.g. --runs 3")
@@ -107,7 +107,7 @@ def _visible_gpus() -> list[str]:
     """The GPUs a run may be given, as CUDA_VISIBLE_DEVICES names them (respecting an existing restriction)."""
     import os
 
-    from crew.devices import gpu_count
+    from crew.run.devices import gpu_count
 
     count = gpu_count()
     visible = [g for g in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]

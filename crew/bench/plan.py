@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from crew.errors import EXIT_INTERRUPTED
-from crew.trace import read_events
+from crew.run.trace import read_events
 
 BASELINE = "baseline"
 PENDING, FINISHED, INTERRUPTED = "pending", "finished", "interrupted"
@@ -119,6 +119,6 @@ def _cli() -> list[str]:
 
 def can_resume() -> bool:
     """Whether this version has `research-crew resume` (interrupted cells are resumed, else started over)."""
-    from crew.cli import app
+    from crew.cli.main import app
 
     return any((c.name or c.callback.__name__) == "resume" for c in app.registered_commands if c.callback)

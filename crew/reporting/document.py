@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crew.durations import format_duration
 from crew.reporting import plots
 from crew.reporting.history import RunHistory
-from crew.sandboxing import network_mode, sandbox_record
-from crew.score_sets import FULL, on_set
+from crew.run.durations import format_duration
+from crew.run.sandboxing import network_mode, sandbox_record
+from crew.run.score_sets import FULL, on_set
 
 QUIET_KINDS = ("model_response", "tool_results")  # counted, not listed: the trace has them in full
 LOG_TAIL_LINES = 15
@@ -81,7 +81,7 @@ def _noise(r: dict[str, Any]) -> str:
 
 
 def _final_pick(h: RunHistory) -> list[Section]:
-    """How the submission was chosen: the held-out scores of the top dev records (crew/final_pick.py)."""
+    """How the submission was chosen: the held-out scores of the top dev records (crew/run/final_pick.py)."""
     r = h.result
     pick, scores = r.get("pick"), r.get("scores")
     if not pick or not scores:

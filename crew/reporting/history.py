@@ -13,8 +13,8 @@ from typing import Any
 from crew.reporting.curves import parse_curve
 from crew.reporting.jobs_view import JobView, read_jobs
 from crew.reporting.snapshot import RunSnapshot, read_json, read_snapshot
-from crew.score_sets import record_set
-from crew.trace import read_events
+from crew.run.score_sets import record_set
+from crew.run.trace import read_events
 
 HYPOTHESIS_ID = re.compile(r"\bh-[0-9a-f]{6,}\b")
 
@@ -35,7 +35,7 @@ class ScorePoint:
     ok: bool
     note: str = ""
     experiment: dict[str, Any] = field(default_factory=dict)  # hypothesis, parent, kind, commit, lesson
-    score_set: str = "dev"  # the set `score` is on (crew/score_sets.py)
+    score_set: str = "dev"  # the set `score` is on (crew/run/score_sets.py)
     full: float | None = None  # the score on the full set
 
 

@@ -15,8 +15,8 @@ from rich.live import Live
 
 from crew.reporting.panel import plain_lines, render_panel
 from crew.reporting.snapshot import RunWatcher
-from crew.rundir import default_runs_root, new_run_id
-from crew.score_sets import DEV, on_set
+from crew.run.rundir import default_runs_root, new_run_id
+from crew.run.score_sets import DEV, on_set
 
 SUMMARY_EVERY_S = 300.0  # plain mode: the panel's lines this often, between event lines
 
@@ -47,8 +47,8 @@ def _with_run_dir(request: Any) -> Any:
     """The run directory chosen up front (as start_run would name it), so the watcher knows where to look."""
     if request.run_dir is not None:
         return request
-    from challenges.api import ChallengeError
-    from challenges.loader import load_challenge
+    from challenges.framework.api import ChallengeError
+    from challenges.framework.loader import load_challenge
 
     try:
         name = load_challenge(request.challenge).name

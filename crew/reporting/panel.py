@@ -10,9 +10,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from crew.durations import format_duration
 from crew.reporting.snapshot import RunSnapshot
-from crew.score_sets import on_set
+from crew.run.durations import format_duration
+from crew.run.score_sets import on_set
 from toolkit.progress import format_duration as format_eta
 
 STATE_STYLE = {"running": "bold green", "finished": "bold blue", "interrupted": "bold yellow", "starting": "dim",

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from crew.reporting.history import RunHistory  # noqa: E402
-from crew.score_sets import DEV  # noqa: E402
+from crew.run.score_sets import DEV  # noqa: E402
 
 ROLE_COLORS = {"engineer": "#4c72b0", "scout": "#55a868", "supervisor": "#8172b2"}
 PHASE_COLORS = {"work": "#c6dbef", "wrap-up": "#fdd49e", "final": "#fc8d59"}

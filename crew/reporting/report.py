@@ -39,8 +39,8 @@ def write_reports(root: Path, title: str | None = None) -> tuple[Path, Path | No
 
 def default_title(config: dict, root: Path) -> str:
     """"<challenge title>: run <id>", from the challenge folder the run recorded (its name if that is gone)."""
-    from challenges.api import ChallengeError
-    from challenges.loader import load_challenge
+    from challenges.framework.api import ChallengeError
+    from challenges.framework.loader import load_challenge
 
     try:
         name = load_challenge(config["challenge_dir"]).title

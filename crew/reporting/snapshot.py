@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from challenges.spec import default_score_minutes
+from challenges.framework.spec import default_score_minutes
 from crew.errors import EXIT_INTERRUPTED
 from crew.reporting.jobs_view import JobView, read_jobs
-from crew.score_sets import record_set
+from crew.run.score_sets import record_set
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Best:
     score: float
     artifact: str
     t: str
-    score_set: str = "dev"  # which set `score` is on (crew/score_sets.py)
+    score_set: str = "dev"  # which set `score` is on (crew/run/score_sets.py)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crew.replay import load_script
+from crew.agent.replay import load_script
 
 # The crew's system prompts open with "You are the supervisor" / "You are the engineer" / "You are the scout".
 CREW_ROLE = re.compile(r"^\s*You are the (supervisor|engineer|scout)\b")
@@ -97,7 +97,7 @@ class Script:
 
     @classmethod
     def load(cls, script: Mapping[str, Sequence[Any]] | str | Path) -> Script:
-        """From a mapping role -> items, or a .yaml/.json script or a run's trace.jsonl (crew.replay's formats)."""
+        """From a mapping role -> items, or a .yaml/.json script or a run's trace.jsonl (crew.agent.replay's formats)."""
         raw = load_script(Path(script)) if isinstance(script, str | Path) else script
         if not isinstance(raw, Mapping):
             raise ScriptError("a script maps roles to lists of answers, e.g. {engineer: [{text: done}]}")

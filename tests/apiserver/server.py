@@ -1,12 +1,12 @@
 """A local stand-in for the Anthropic Messages API and the OpenAI Chat Completions API, for tests.
 
 It listens on 127.0.0.1 (a free port), serves POST /v1/messages and POST /v1/chat/completions, checks
-every request as the real services do (crew/models/protocol/) and answers from a script. Point the
+every request as the real services do (crew/agent/models/protocol/) and answers from a script. Point the
 official SDKs or our clients at it: ANTHROPIC_BASE_URL=server.url, or openai:MODEL@{server.openai_base_url}.
 
 The script has one list of answers per role, played in order; the role of a request is read from its
 system prompt (by default the crew's "You are the supervisor|engineer|scout ..."; pass role_of= to change
-it). It is the `replay:` script format (crew/replay.py), so a run's trace.jsonl plays too:
+it). It is the `replay:` script format (crew/agent/replay.py), so a run's trace.jsonl plays too:
 
     supervisor:
       - tool_calls: [{name: delegate, arguments: {role: engineer, subtask: train, minutes: 5}}]
@@ -53,7 +53,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from crew.models.protocol import (
+from crew.agent.models.protocol import (
     ProtocolError,
     anthropic_error_body,
     anthropic_request_errors,

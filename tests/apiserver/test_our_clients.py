@@ -1,4 +1,4 @@
-"""Our model clients, as the crew builds them (crew.models.make_client, so RetryingClient around each), over
+"""Our model clients, as the crew builds them (crew.agent.models.make_client, so RetryingClient around each), over
 HTTP against the stand-in: a tool-call round trip, a 429 then success, and an unanswered tool call refused."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from autogen_core.models import (
 )
 from autogen_core.tools import FunctionTool
 
-from crew.models import make_client
+from crew.agent.models import make_client
 from tests.crew_models.helpers import FakeTime
 
 ENGINEER = "You are the engineer. You work in the workspace." + " Keep outputs short." * 600  # cacheable

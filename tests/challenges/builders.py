@@ -6,9 +6,9 @@ import json
 from functools import cache
 from pathlib import Path
 
-from challenges.api import ScoreContext
+from challenges.framework.api import ScoreContext
+from challenges.framework.loader import load_challenge, load_module
 from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
-from challenges.loader import load_challenge, load_module
 
 
 @cache

@@ -11,10 +11,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from challenges.data import prepare_data
-from challenges.harness import evaluate
+from challenges.framework.data import prepare_data
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
 from challenges.lib.model_checks import stored_parameters
-from challenges.loader import load_challenge
 from tests.challenges.builders import challenge_module, context, tiny_model
 
 

@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from challenges.loader import challenge_folders
-from challenges.validator import validate
+from challenges.framework.loader import challenge_folders
+from challenges.framework.validator import validate
 
 MLRB = ["babylm", "edge_llm_compression", "edge_llm_training", "llm_efficiency", "llm_merging",
         "math_autoformalization", "minipile"]

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from challenges.data import prepare_data
-from challenges.loader import load_challenge
-from crew.doctor import FAIL, hub_checks, lm_eval_checks
+from challenges.framework.data import prepare_data
+from challenges.framework.loader import load_challenge
+from crew.cli.doctor_checks import FAIL, hub_checks, lm_eval_checks
 
 MLRB = ["babylm", "edge_llm_compression", "edge_llm_training", "llm_efficiency", "llm_merging",
         "math_autoformalization", "minipile"]

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from challenges import gpu_memory
-from challenges.gpu_memory import sitecustomize
+from challenges.framework.gpu_memory import sitecustomize
 
 GIB = 1 << 30
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from challenges.api import ScoreContext
-from challenges.harness import evaluate
-from challenges.loader import load_challenge
-from challenges.split import HELDOUT_FRACTION, NO_ITEMS, is_heldout
+from challenges.framework.api import ScoreContext
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
+from challenges.framework.split import HELDOUT_FRACTION, NO_ITEMS, is_heldout
 from tests.foundation.helpers import write_challenge
 
 # The submission file holds {group: {item: value}}; the score is the mean of group means, as lm-eval's.

@@ -73,9 +73,9 @@ CASES = {
 
 RUN_PREPARES = """\
 import json, sys
-from challenges.api import ChallengeError
-from challenges.data import prepare_data
-from challenges.loader import load_challenge
+from challenges.framework.api import ChallengeError
+from challenges.framework.data import prepare_data
+from challenges.framework.loader import load_challenge
 
 results = {}
 for folder in sys.argv[1:]:
@@ -222,7 +222,7 @@ def _rows(table: str) -> dict[str, tuple[str, str, str]]:
 
 
 def test_fixture_challenge_is_valid(tmp_path):
-    from challenges.validator import validate
+    from challenges.framework.validator import validate
 
     folder = _challenge(tmp_path, "hub-valid", GOOD_MODEL, GOOD_DATA)
     assert validate(folder)[1] == []

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from challenges.data import prepare_data
+from challenges.framework.data import prepare_data
+from challenges.framework.loader import load_challenge
 from challenges.lib.lm_tasks import read_jsonl
 from challenges.lib.model_checks import tensor_shapes
-from challenges.loader import load_challenge
 from tests.challenges import mlrb_content
 from tests.challenges.hub_server import FakeHub, point_client_at
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from challenges.api import ScoreContext
-from challenges.harness import evaluate
-from challenges.loader import load_challenge
+from challenges.framework.api import ScoreContext
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
 from tests.challenges.builders import challenge_module
 
 LEAN = textwrap.dedent("""\

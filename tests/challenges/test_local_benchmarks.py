@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from challenges.framework.split import mean_of_groups
 from challenges.lib.mcq import score_benchmark, smoke_items, write_smoke_items
-from challenges.split import mean_of_groups
 from tests.challenges.builders import context, tiny_model
 
 

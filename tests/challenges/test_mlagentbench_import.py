@@ -13,16 +13,16 @@ import tomllib
 
 import pytest
 
-from challenges.api import DatasetUnavailable, ScoreContext
-from challenges.data import fingerprint, prepare_data
-from challenges.harness import evaluate
-from challenges.loader import load_challenge
+from challenges.framework.api import DatasetUnavailable, ScoreContext
+from challenges.framework.data import fingerprint, prepare_data
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
 from crew.errors import EXIT_DONE
-from crew.runner import RunRequest, start_run
+from crew.policy.runner import RunRequest, start_run
 from tests.crew.helpers import API_MODEL, call
 from tests.fixtures.mlagentbench.trees import checkout, competition_zip
 
-CLI = [sys.executable, "-c", "from crew.cli import main; main()"]
+CLI = [sys.executable, "-c", "from crew.cli.main import main; main()"]
 
 
 @pytest.fixture
@@ -185,7 +185,7 @@ def test_a_blind_crew_sees_no_score_in_any_model_request(imported, tmp_path, mon
 
 
 def test_new_fields_are_validated_and_unmet_requirements_stop_a_run_before_it_starts(imported, tmp_path):
-    from challenges.validator import validate
+    from challenges.framework.validator import validate
     from crew.errors import CrewError
 
     into, _ = imported

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from challenges.harness import evaluate
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
 from challenges.lib.model_checks import load_and_measure, stored_parameters
-from challenges.loader import load_challenge
 from tests.challenges.builders import challenge_module, context, quantize_fixture, tiny_model
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from challenges.framework.loader import load_challenge
 from challenges.lib.mcq import smoke_items
-from challenges.loader import load_challenge
 from tests.ops.helpers import invoke
 
 
@@ -27,7 +27,7 @@ def test_smoke_presets_score_a_stated_proxy(name):
 
 
 def test_a_baseline_recorded_in_another_metric_is_no_reference(tmp_path, monkeypatch):
-    from crew import reference
+    from crew.run import reference
 
     monkeypatch.setenv("RESEARCH_CREW_CACHE", str(tmp_path))
     reference.record_baseline_scores("minipile", "smoke", [0.42], [0.42], "run-1", "superglue_mean")

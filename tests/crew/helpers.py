@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from crew.runner import RunRequest, start_run
+from crew.policy.runner import RunRequest, start_run
 from tests.foundation.helpers import TOML, write_challenge
 
 
@@ -73,7 +73,7 @@ pathlib.Path(args.out).write_text("0.5")
 
 
 def toy_with_recipe(tmp_path):
-    """The toy challenge with a baseline recipe that writes 0.5 (for experiment 0, crew/floor.py)."""
+    """The toy challenge with a baseline recipe that writes 0.5 (for experiment 0, crew/policy/floor.py)."""
     toml = TOML.format(name="toy") + '\n[baseline]\ncommand = "python baseline/train.py --out {submission_dir} ' \
                                      '--budget-s {budget_s}"\n'
     folder = write_challenge(tmp_path / "challenges", "toy", toml=toml)

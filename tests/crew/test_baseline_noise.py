@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from challenges.loader import load_challenge
-from challenges.validator import validate
-from crew import reference
+from challenges.framework.loader import load_challenge
+from challenges.framework.validator import validate
 from crew.errors import EXIT_DONE
-from crew.runner import RunRequest, start_run
+from crew.policy.runner import RunRequest, start_run
+from crew.run import reference
 from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, run_crew
 from tests.foundation.helpers import TOML, write_challenge
 

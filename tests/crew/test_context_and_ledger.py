@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from challenges.api import ScoreContext
-from challenges.harness import evaluate
-from challenges.loader import load_challenge
-from crew.context import ELIDED, NOTE_PREFIX, BoundedContext, Message
+from challenges.framework.api import ScoreContext
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
+from crew.agent.context import ELIDED, NOTE_PREFIX, BoundedContext, Message
+from crew.agent.replay import load_script
 from crew.errors import CrewError
-from crew.ledger import Ledger
-from crew.replay import load_script
+from crew.run.ledger import Ledger
 from tests.foundation.helpers import write_challenge
 
 
@@ -33,7 +33,7 @@ def fill(context: BoundedContext, exchanges: int, output_chars: int, **kwargs) -
 
 
 def sent_chars(messages: list[Message]) -> int:
-    """Everything the API receives of these messages, counted independently of crew.context."""
+    """Everything the API receives of these messages, counted independently of crew.agent.context."""
     return sum(len(m.text) + sum(len(c["name"]) + len(c["arguments"]) for c in m.calls)
                + sum(len(r["name"]) + len(r["content"]) for r in m.results) for m in messages)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED
-from crew.runner import resume_run
+from crew.policy.runner import resume_run
 from tests.crew.helpers import API_MODEL, ENGINEER_OK, SUPERVISOR_OK, call, kinds, run_crew
 
 

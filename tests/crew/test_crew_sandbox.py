@@ -14,11 +14,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from challenges.data import cache_root
-from challenges.loader import BUILTIN_DIR
-from crew.cli import app
+from challenges.framework.data import cache_root
+from challenges.framework.loader import BUILTIN_DIR
+from crew.cli.main import app
 from crew.errors import EXIT_BAD_INPUT, EXIT_DONE, EXIT_INTERRUPTED
-from crew.runner import RunRequest, start_run
+from crew.policy.runner import RunRequest, start_run
 from tests.crew.helpers import call, kinds
 from tests.foundation.helpers import write_challenge
 from toolkit.sandbox import bwrap_problem
@@ -157,7 +157,7 @@ def test_where_bubblewrap_cannot_run_the_run_stops_and_a_resume_keeps_the_sandbo
 
 def test_the_host_network_is_an_integrity_warning_and_older_runs_read_as_it() -> None:
     from crew.reporting.document import _sandbox
-    from crew.sandboxing import sandbox_line, sandbox_record
+    from crew.run.sandboxing import sandbox_line, sandbox_record
 
     for value in ("host", True):  # True: a run.toml from before egress, which shared the host's network
         record = sandbox_record({"sandbox": "bwrap", "agent_network": value})

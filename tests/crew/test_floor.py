@@ -1,12 +1,12 @@
-"""Experiment 0, the floor (crew/floor.py), and models that write their tool calls as text
-(crew/models/text_tools.py), through the protocol-exact API server and the real clients."""
+"""Experiment 0, the floor (crew/policy/floor.py), and models that write their tool calls as text
+(crew/agent/models/text_tools.py), through the protocol-exact API server and the real clients."""
 
 from __future__ import annotations
 
 import json
 
 from crew.errors import EXIT_DONE
-from crew.floor import FLOOR_ID, FLOOR_JOB
+from crew.policy.floor import FLOOR_ID, FLOOR_JOB
 from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, kinds, run_crew, toy_with_recipe
 
 

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from crew.floor import FLOOR_ID
+from crew.policy.floor import FLOOR_ID
 
 LOCAL_MODEL = os.environ.get("RESEARCH_CREW_LOCAL_MODEL", "")  # e.g. openai:qwen2.5-coder@http://127.0.0.1:8080/v1
 

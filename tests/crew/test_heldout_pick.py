@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from challenges.split import is_heldout
+from challenges.framework.split import is_heldout
 from crew.errors import EXIT_DONE
 from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, call, run_crew
 from tests.foundation.helpers import write_challenge

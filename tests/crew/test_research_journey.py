@@ -13,9 +13,9 @@ import subprocess
 
 import pytest
 
-from challenges.split import is_heldout
+from challenges.framework.split import is_heldout
 from crew.errors import EXIT_DONE
-from crew.runner import RunRequest, start_run
+from crew.policy.runner import RunRequest, start_run
 from tests.crew.helpers import call, kinds, run_crew
 from tests.crew.test_heldout_pick import ITEM_SCORER, ITEMS
 from tests.foundation.helpers import TOML, write_challenge

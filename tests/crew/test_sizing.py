@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from challenges.harness import Evaluation
-from crew.plan import Plan
-from crew.sizing import experiment_costs, size_bounds
+from challenges.framework.harness import Evaluation
+from crew.loop.plan import Plan
+from crew.loop.sizing import experiment_costs, size_bounds
 from toolkit import Toolkit
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
+from crew.agent.models import openai_client
+from crew.agent.models.openai_client import LOCAL_MAX_OUTPUT_TOKENS
+from crew.agent.specs import parse_spec
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED
-from crew.floor import FLOOR_ID
-from crew.models import openai_client
-from crew.models.openai_client import LOCAL_MAX_OUTPUT_TOKENS
-from crew.runner import model_lines, resume_run
-from crew.specs import parse_spec
+from crew.policy.floor import FLOOR_ID
+from crew.policy.runner import model_lines, resume_run
 from tests.crew.helpers import ENGINEER_OK, SUPERVISOR_OK, kinds, run_crew, toy_with_recipe
 
 

@@ -12,7 +12,7 @@ from autogen_core.models import (
 )
 from autogen_core.tools import FunctionTool
 
-from crew.models import AnthropicChatCompletionClient, CallUsage, cost_usd
+from crew.agent.models import AnthropicChatCompletionClient, CallUsage, cost_usd
 
 from .helpers import Recorder, Reply
 

@@ -5,7 +5,7 @@ import asyncio
 
 from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
 
-from crew.models import AnthropicChatCompletionClient, cost_usd
+from crew.agent.models import AnthropicChatCompletionClient, cost_usd
 
 MODEL = "claude-sonnet-4-6"
 

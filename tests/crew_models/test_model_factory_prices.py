@@ -2,8 +2,7 @@
 
 import pytest
 
-from crew.errors import EXIT_BAD_INPUT, CrewError
-from crew.models import (
+from crew.agent.models import (
     AnthropicChatCompletionClient,
     CallUsage,
     ModelError,
@@ -13,7 +12,8 @@ from crew.models import (
     make_client,
     price_for,
 )
-from crew.models.usage import PRICES_ENV
+from crew.agent.models.usage import PRICES_ENV
+from crew.errors import EXIT_BAD_INPUT, CrewError
 
 
 def test_specs_build_retrying_clients(monkeypatch):

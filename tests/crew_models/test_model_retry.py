@@ -7,9 +7,9 @@ import httpx2
 import pytest
 from autogen_core.models import UserMessage
 
+from crew.agent.models import AnthropicChatCompletionClient, ModelOutage, RetryingClient, make_openai_client
+from crew.agent.models.retry import is_transient, retry_after_s
 from crew.errors import EXIT_INTERRUPTED
-from crew.models import AnthropicChatCompletionClient, ModelOutage, RetryingClient, make_openai_client
-from crew.models.retry import is_transient, retry_after_s
 
 from .helpers import FakeTime, Recorder, Reply
 

@@ -7,7 +7,7 @@ import pytest
 from autogen_core.models import UserMessage
 from autogen_core.tools import FunctionTool
 
-from crew.models import make_client
+from crew.agent.models import make_client
 
 
 async def add(a: int, b: int) -> int:

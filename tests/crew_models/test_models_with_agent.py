@@ -7,7 +7,7 @@ from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.messages import ToolCallExecutionEvent, ToolCallRequestEvent
 from autogen_core.tools import FunctionTool
 
-from crew.models import AnthropicChatCompletionClient, RetryingClient
+from crew.agent.models import AnthropicChatCompletionClient, RetryingClient
 
 from .helpers import FakeTime, Recorder, Reply
 

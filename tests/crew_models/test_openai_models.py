@@ -13,8 +13,8 @@ from autogen_core.models import (
 from autogen_core.tools import FunctionTool
 from autogen_ext.models.openai import OpenAIChatCompletionClient
 
-from crew.models import CallUsage, make_openai_client
-from crew.models.openai_client import PLACEHOLDER_KEY
+from crew.agent.models import CallUsage, make_openai_client
+from crew.agent.models.openai_client import PLACEHOLDER_KEY
 
 from .helpers import Recorder, Reply
 

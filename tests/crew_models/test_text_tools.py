@@ -1,7 +1,7 @@
-"""Tool calls found in an answer's text (crew/models/text_tools.py): the shapes small models write, and
+"""Tool calls found in an answer's text (crew/agent/models/text_tools.py): the shapes small models write, and
 JSON that is no call of a known tool left alone."""
 
-from crew.models.text_tools import find_text_calls
+from crew.agent.models.text_tools import find_text_calls
 
 TOOLS = ["delegate", "wait", "submit"]
 

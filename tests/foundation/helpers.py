@@ -6,7 +6,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from challenges.loader import BUILTIN_DIR
+from challenges.framework.loader import BUILTIN_DIR
 
 TOML = """\
 name = "{name}"

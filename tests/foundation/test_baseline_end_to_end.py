@@ -13,7 +13,7 @@ import time
 import psutil
 import pytest
 
-from challenges.harness import artifact_sha256
+from challenges.framework.harness import artifact_sha256
 
 SECRET = "sk-ant-test-secret-do-not-leak"
 
@@ -50,10 +50,10 @@ def test_smoke_run_submits_a_scored_model(tmp_path):
     assert evaluation["score"] == result["scores"]["dev"] and set(evaluation["details"]["dev_per_group"]) == {
         "heldout_text"}
     # The real metric's path still runs on the smoke items: lm-eval over the generated BoolQ/CB/COPA sets.
-    from challenges.api import ScoreContext
-    from challenges.data import prepare_data
+    from challenges.framework.api import ScoreContext
+    from challenges.framework.data import prepare_data
+    from challenges.framework.loader import load_challenge
     from challenges.lib.superglue import score_superglue
-    from challenges.loader import load_challenge
 
     data = prepare_data(load_challenge("minipile"), "smoke")
     (tmp_path / "scratch").mkdir()

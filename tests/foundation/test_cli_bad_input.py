@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from crew.cli import app
+from crew.cli.main import app
 from tests.foundation.helpers import copy_minipile
 
 
@@ -38,14 +38,14 @@ def test_unreadable_budget(tmp_path):
 
 
 def test_full_preset_without_gpu_points_to_smoke(tmp_path, monkeypatch):
-    monkeypatch.setattr("crew.runner.gpu_count", lambda: 0)
+    monkeypatch.setattr("crew.policy.runner.gpu_count", lambda: 0)
     result = run("run", "minipile", "--run-dir", str(tmp_path / "r"))
     assert result.exit_code == 2
     assert "needs 1 GPU" in result.output and "--preset smoke" in result.output
 
 
 def test_preflight_refuses_a_preset_that_cannot_prepare(tmp_path, monkeypatch):
-    monkeypatch.setattr("crew.runner.gpu_count", lambda: 1)  # past the GPU count, to the doctor's quick checks
+    monkeypatch.setattr("crew.policy.runner.gpu_count", lambda: 1)  # past the GPU count, to the doctor's quick checks
     result = run("run", "minipile", "--preset", "full", "--run-dir", str(tmp_path / "r"))
     assert result.exit_code == 2 and "cannot prepare the preset" in result.output
     assert "GPU: the preset needs 1 GPU(s) with 40 GB" in result.output  # torch itself sees no GPU here
@@ -54,7 +54,7 @@ def test_preflight_refuses_a_preset_that_cannot_prepare(tmp_path, monkeypatch):
 
 
 def test_dataset_that_cannot_be_downloaded(tmp_path, monkeypatch):
-    monkeypatch.setattr("crew.runner.gpu_count", lambda: 1)  # pretend a GPU, to reach the download
+    monkeypatch.setattr("crew.policy.runner.gpu_count", lambda: 1)  # pretend a GPU, to reach the download
     result = run("run", "minipile", "--preset", "full", "--skip-checks", "--run-dir", str(tmp_path / "r"))
     assert result.exit_code == 2
     assert "AlgorithmicResearchGroup/minipile" in result.output and "offline" in result.output

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
+from challenges.framework.loader import load_challenge, load_module
 from challenges.lib.corpus import stdlib_docstrings
 from challenges.lib.model_checks import check_model_folder
 from challenges.lib.pretraining import write_pretraining_data
 from challenges.lib.tokens import train_tokenizer
-from challenges.loader import load_challenge, load_module
 from checkpoints.training import TrainingCheckpointer
 
 RECIPE = load_challenge("minipile").directory / "baseline" / "train.py"

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from challenges.api import ChallengeError, DatasetUnavailable
-from challenges.data import PACKAGE_ROOT, fingerprint, imported_package_files, prepare_data
-from challenges.loader import load_challenge
+from challenges.framework.api import ChallengeError, DatasetUnavailable
+from challenges.framework.data import PACKAGE_ROOT, fingerprint, imported_package_files, prepare_data
+from challenges.framework.loader import load_challenge
 from tests.foundation.helpers import write_challenge
 
 COUNTING_PREPARE = """\
@@ -102,7 +102,7 @@ def test_the_key_follows_the_library_modules_prepare_imports_not_the_harness(tmp
     shutil.copytree(PACKAGE_ROOT / "lib", package / "lib", ignore=shutil.ignore_patterns("__pycache__"))
     for module in PACKAGE_ROOT.glob("*.py"):
         shutil.copy(module, package / module.name)
-    monkeypatch.setattr("challenges.data.PACKAGE_ROOT", package)
+    monkeypatch.setattr("challenges.framework.data.PACKAGE_ROOT", package)
     folder = write_challenge(tmp_path / "c", prepare="""\
         from challenges.lib.tokens import write_meta
 

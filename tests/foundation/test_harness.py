@@ -10,9 +10,9 @@ from dataclasses import replace
 import psutil
 import pytest
 
-from challenges.api import ScoreContext
-from challenges.harness import LOG_HEAD_BYTES, LOG_TAIL_BYTES, artifact_sha256, evaluate, load_evaluations
-from challenges.loader import load_challenge
+from challenges.framework.api import ScoreContext
+from challenges.framework.harness import LOG_HEAD_BYTES, LOG_TAIL_BYTES, artifact_sha256, evaluate, load_evaluations
+from challenges.framework.loader import load_challenge
 from tests.foundation.helpers import write_challenge
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from challenges.api import ChallengeError
-from challenges.loader import challenge_folders, load_challenge
-from challenges.validator import validate
+from challenges.framework.api import ChallengeError
+from challenges.framework.loader import challenge_folders, load_challenge
+from challenges.framework.validator import validate
 from tests.foundation.helpers import TOML, copy_minipile, write_challenge
 
 

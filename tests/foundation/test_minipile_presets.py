@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from challenges.data import prepare_data
+from challenges.framework.data import prepare_data
+from challenges.framework.loader import load_challenge, load_module
+from challenges.framework.split import mean_of_groups
 from challenges.lib.lm_eval_scoring import evaluate_tasks, mean_primary_metric, primary_items
 from challenges.lib.superglue import FULL_TASKS
-from challenges.loader import load_challenge, load_module
-from challenges.split import mean_of_groups
 
 RECIPE = load_challenge("minipile").directory / "baseline" / "train.py"
 

@@ -13,11 +13,11 @@ REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "anthropic", "openai", "sentence_transformers", "transformers")
 PROBE = """
 import json, sys
-import crew.cli, crew.runner, crew.crew_policy
-from crew.crew_policy import build_clients
-from crew.devices import gpu_count
-from crew.specs import parse_spec
-from crew.trace import Trace
+import crew.cli.main, crew.policy.runner, crew.policy.crew_policy
+from crew.policy.crew_policy import build_clients
+from crew.run.devices import gpu_count
+from crew.agent.specs import parse_spec
+from crew.run.trace import Trace
 gpus = gpu_count()
 build_clients(parse_spec(sys.argv[1]), parse_spec(sys.argv[1]), Trace(sys.argv[2]))
 print(json.dumps({"gpus": gpus, "loaded": [m for m in sys.argv[3].split(",") if m in sys.modules]}))

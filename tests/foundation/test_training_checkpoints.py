@@ -12,8 +12,8 @@ import time
 import pytest
 import torch
 
-from challenges.data import prepare_data
-from challenges.loader import load_challenge
+from challenges.framework.data import prepare_data
+from challenges.framework.loader import load_challenge
 from checkpoints.training import TrainingCheckpointer
 
 

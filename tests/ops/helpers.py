@@ -64,7 +64,7 @@ def cli(*args: str, env: dict[str, str], timeout: float = 120, check: bool = Tru
 
 def invoke(*args: str, code: int = 0) -> Result:
     """A research-crew command in this process (status, runs, report: no run starts), its exit code checked."""
-    from crew.cli import app
+    from crew.cli.main import app
 
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == code, result.output

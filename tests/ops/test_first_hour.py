@@ -125,7 +125,7 @@ def test_a_run_that_fails_while_it_is_set_up_leaves_a_result_that_says_why(tmp_p
     def disk_full(workspace):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("crew.runner.init_repo", disk_full)  # the disk filling up between two steps of setup
+    monkeypatch.setattr("crew.policy.runner.init_repo", disk_full)  # the disk filling up between two steps of setup
     run_dir = tmp_path / "runs" / "full-disk"
     invoke("run", "itemtoy", "--preset", "smoke", "--model", "baseline", "--budget", "2m", "--quiet",
            "--run-dir", str(run_dir), code=1)
@@ -135,7 +135,7 @@ def test_a_run_that_fails_while_it_is_set_up_leaves_a_result_that_says_why(tmp_p
 
 
 def test_skip_checks_skips_the_gpu_refusal_too(tmp_path, monkeypatch):
-    monkeypatch.setattr("crew.runner.gpu_count", lambda: 0)
+    monkeypatch.setattr("crew.policy.runner.gpu_count", lambda: 0)
     output = invoke("run", "minipile", "--skip-checks", "--run-dir", str(tmp_path / "r"), code=2).output
     assert "needs 1 GPU" not in output and "AlgorithmicResearchGroup/minipile" in output  # on to the download
 

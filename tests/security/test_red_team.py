@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from challenges.data import cache_root, prepare_data
-from challenges.loader import load_challenge
+from challenges.framework.data import cache_root, prepare_data
+from challenges.framework.loader import load_challenge
 from crew.errors import EXIT_DONE
-from crew.runner import RunRequest, start_run
+from crew.policy.runner import RunRequest, start_run
 from tests.apiserver.fixture import TEST_KEY
 from tests.crew.helpers import API_MODEL, call, kinds
 from tests.foundation.helpers import TOML, write_challenge

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from challenges.api import ScoreContext
-from challenges.harness import evaluate
-from challenges.loader import load_challenge
-from challenges.score_sandbox import bwrap_works
-from crew.ledger import agent_reason
+from challenges.framework.api import ScoreContext
+from challenges.framework.harness import evaluate
+from challenges.framework.loader import load_challenge
+from challenges.framework.score_sandbox import bwrap_works
+from crew.run.ledger import agent_reason
 from tests.foundation.helpers import write_challenge
 
 pytestmark = pytest.mark.skipif(not bwrap_works(), reason="needs a working bubblewrap")

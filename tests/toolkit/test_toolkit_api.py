@@ -1,4 +1,4 @@
-"""The toolkit methods the crew registers (crew/tools.py): every tool is typed and documented for the model."""
+"""The toolkit methods the crew registers (crew/loop/tools.py): every tool is typed and documented for the model."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import inspect
 import typing
 from pathlib import Path
 
-from crew.tools import ENGINEER_TOOLKIT, SCOUT_TOOLKIT
+from crew.loop.tools import ENGINEER_TOOLKIT, SCOUT_TOOLKIT
 from toolkit import TimeLeft, Toolkit, ToolkitError
 
 

@@ -1,0 +1,175 @@
+"""`replay:PATH` — a model that answers from a script instead of an API.
+
+A script is JSON or YAML with one list per agent, answered in order:
+
+    supervisor:
+      - tool_calls: [{name: delegate, arguments: {role: engineer, subtask: "train", minutes: 5}}]
+    engineer:
+      - text: "I will look at the data first."
+      - tool_calls: [{name: run_bash, arguments: {command: "ls data", timeout_s: 30}}]
+      - error: rate_limit          # a transient API failure (HTTP 429), retried by the client wrapper
+      - tool_calls: [{name: run_bash, arguments: "{not json"}]   # a string is sent as is
+
+A run's trace.jsonl is a script too: it records every model response (`model_response` events).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from autogen_core import CancellationToken, FunctionCall
+from autogen_core.models import (
+    ChatCompletionClient,
+    CreateResult,
+    LLMMessage,
+    ModelInfo,
+    RequestUsage,
+)
+from autogen_core.tools import Tool, ToolSchema
+
+from crew.agent.models.anthropic_convert import request_params
+from crew.agent.models.protocol import check_anthropic_request
+from crew.errors import CrewError
+
+REPLAY_MAX_TOKENS = 8192
+REPLAY_MODEL_INFO: ModelInfo = {"vision": False, "function_calling": True, "json_output": False,
+                                "family": "replay", "structured_output": False}
+
+
+class ReplayExhausted(Exception):
+    """The script has no more answers for this agent."""
+
+
+def load_script(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Per-agent answers from a script file or from a run's trace.jsonl."""
+    path = Path(path)
+    if path.is_dir() and (path / "trace.jsonl").is_file():
+        path = path / "trace.jsonl"
+    if not path.is_file():
+        raise CrewError(f"replay script {path} does not exist", "give a .json/.yaml script or a run's trace.jsonl")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        return _script_from_trace(text)
+    try:
+        script = yaml.safe_load(text)  # YAML is a superset of JSON
+    except yaml.YAMLError as err:
+        raise CrewError(f"replay script {path} is not valid JSON or YAML: {err}", "fix its syntax") from err
+    if not isinstance(script, dict) or not all(isinstance(v, list) for v in script.values()):
+        raise CrewError(f"replay script {path} must map agent names to lists of answers",
+                        "write e.g. supervisor: [{tool_calls: [...]}, ...]")
+    return script
+
+
+def _script_from_trace(text: str) -> dict[str, list[dict[str, Any]]]:
+    script: dict[str, list[dict[str, Any]]] = {}
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("kind") == "model_response":
+            script.setdefault(event["agent"], []).append(event["response"])
+    return script
+
+
+def response_record(result: CreateResult) -> dict[str, Any]:
+    """A model answer as plain data: what the trace keeps and what replay gives back."""
+    if isinstance(result.content, str):
+        return {"text": result.content}
+    record: dict[str, Any] = {"tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                             for c in result.content]}
+    if result.thought:
+        record["text"] = result.thought
+    return record
+
+
+class ReplayClient(ChatCompletionClient):
+    """Answers one agent's model calls from its list in a script."""
+
+    def __init__(self, answers: Sequence[Mapping[str, Any]], agent: str = "") -> None:
+        self.answers, self.agent, self.position = list(answers), agent, 0
+        self._total = RequestUsage(prompt_tokens=0, completion_tokens=0)
+        self._last = RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+    async def create(
+        self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Any = "auto", json_output: Any = None, extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> CreateResult:
+        if self.position >= len(self.answers):
+            raise ReplayExhausted(f"the replay script has no answer #{self.position + 1} for {self.agent}")
+        answer = self.answers[self.position]
+        self.position += 1
+        if "error" in answer:
+            raise _replayed_error(answer["error"])
+        # The conversation must be one the real API accepts: the same checks as the test API server.
+        params = request_params("replay", REPLAY_MAX_TOKENS, messages, tools, tool_choice, extra_create_args)
+        check_anthropic_request(params)
+        prompt = len(json.dumps(params)) // 4
+        result = _result_from(answer, call_number=self.position)
+        completion = max(1, len(json.dumps(response_record(result))) // 4)
+        self._last = RequestUsage(prompt_tokens=prompt, completion_tokens=completion)
+        self._total = RequestUsage(prompt_tokens=self._total.prompt_tokens + prompt,
+                                   completion_tokens=self._total.completion_tokens + completion)
+        return CreateResult(finish_reason=result.finish_reason, content=result.content, usage=self._last,
+                            cached=False, thought=result.thought)
+
+    async def create_stream(self, messages: Sequence[LLMMessage], **kwargs: Any) -> AsyncGenerator[Any, None]:
+        yield await self.create(messages, **kwargs)
+
+    async def close(self) -> None:
+        return None
+
+    def actual_usage(self) -> RequestUsage:
+        return self._last
+
+    def total_usage(self) -> RequestUsage:
+        return self._total
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        """Four characters a token over the request the Anthropic API would get: enough to watch prompt size."""
+        return len(json.dumps(request_params("replay", REPLAY_MAX_TOKENS, messages, tools))) // 4
+
+    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        return 200_000 - self.count_tokens(messages, tools=tools)
+
+    @property
+    def capabilities(self) -> Any:
+        return REPLAY_MODEL_INFO
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return REPLAY_MODEL_INFO
+
+
+def _result_from(answer: Mapping[str, Any], call_number: int) -> CreateResult:
+    usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
+    calls = answer.get("tool_calls")
+    if calls:
+        content = [FunctionCall(id=call.get("id") or f"replay_{call_number}_{i}", name=call["name"],
+                                arguments=call["arguments"] if isinstance(call["arguments"], str)
+                                else json.dumps(call.get("arguments", {})))
+                   for i, call in enumerate(calls)]
+        return CreateResult(finish_reason="function_calls", content=content, usage=usage, cached=False,
+                            thought=answer.get("text"))
+    return CreateResult(finish_reason="stop", content=str(answer.get("text", "")), usage=usage, cached=False)
+
+
+def _replayed_error(kind: str) -> Exception:
+    """The same exception types a real API raises, so the retry wrapper treats them as it would."""
+    import anthropic
+
+    request = httpx.Request("POST", "https://replay.invalid/v1/messages")
+    if kind == "rate_limit":
+        return anthropic.RateLimitError("replayed 429", response=httpx.Response(429, request=request), body=None)
+    if kind in ("overloaded", "outage"):
+        return anthropic.InternalServerError("replayed 529 overloaded",
+                                             response=httpx.Response(529, request=request), body=None)
+    if kind == "connection":
+        return anthropic.APIConnectionError(request=request)
+    raise CrewError(f"unknown replayed error '{kind}'", "use rate_limit, overloaded, outage or connection")

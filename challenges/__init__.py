@@ -1,6 +1,6 @@
 """Challenges, in three parts.
 
-- The framework (this package's modules): the format (api, spec), the loader and validator, the data
+- The framework (`challenges.framework`): the format (api, spec), the loader and validator, the data
   cache, the scoring harness and the scaffold of `challenges new`.
 - The authoring library (`challenges.lib`): helpers for challenge writers.
 - One folder per built-in challenge.

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.atomic import atomic_write_text
+from checkpoints.atomic import atomic_write_text
 from memory.errors import MemoryStoreError
 from memory.exact import ExactIndex
 from memory.locking import FileLock

@@ -243,10 +243,6 @@ class Toolkit:
         head = f"{len(ids)} job(s)" + (f"; showing the latest {len(shown)}" if len(shown) < len(ids) else "")
         return head + "\n" + "\n".join(lines)
 
-    def job_statuses(self) -> list[JobStatus]:
-        """Every job's status as data (for the crew, not a tool)."""
-        return [self.jobs.status(job_id) for job_id in self.jobs.ids()]
-
     def _no_job(self, job_id: str) -> str:
         return f"No job {job_id!r} in this run; list_jobs shows the ids."
 

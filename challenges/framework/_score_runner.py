@@ -12,8 +12,8 @@ import traceback
 from pathlib import Path
 
 from challenges.framework.api import Score, ScoreContext
-from challenges.framework.atomic import atomic_write_json
 from challenges.framework.loader import load_module
+from checkpoints.atomic import atomic_write_json
 
 # Before any scorer imports torch: on a shared CPU, idle OpenMP threads yield instead of spinning (spinning
 # slowed small-model scoring by two orders of magnitude on a busy 2-core machine).

@@ -84,7 +84,7 @@ class ScoreContext:
         """Record `score` as the result should scoring be stopped before `score()` returns (a time limit): the
         value must be a valid score of its own, with details saying what is missing."""
         if self.partial_file is not None:
-            from challenges.framework.atomic import atomic_write_json
+            from checkpoints.atomic import atomic_write_json
 
             atomic_write_json(self.partial_file, {"score": float(score.value), "details": score.details})
 

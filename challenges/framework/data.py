@@ -104,7 +104,7 @@ def fingerprint(challenge: Challenge) -> str:
     return key if row_limit() is None else f"{key}-rows{row_limit()}"
 
 
-PACKAGE_ROOT = Path(__file__).resolve().parent  # challenges/
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # challenges/
 
 
 def _hash_external_inputs(challenge: Challenge, digest) -> None:

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from challenges.framework.api import ScoreContext
-from challenges.framework.atomic import atomic_write_json
 from challenges.framework.processes import kill_group, start_group, stop_group
 from challenges.framework.score_sandbox import bwrap_works, sandboxed_argv, scorer_env
 from challenges.framework.spec import Challenge
 from challenges.framework.split import split_scores
 from checkpoints import beneath
+from checkpoints.atomic import atomic_write_json
 
 LOG_HEAD_BYTES = 256 * 1024
 LOG_TAIL_BYTES = 64 * 1024

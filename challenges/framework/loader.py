@@ -13,7 +13,7 @@ from challenges.framework.api import ChallengeError
 from challenges.framework.spec import Challenge
 from challenges.framework.validator import validate
 
-BUILTIN_DIR = Path(__file__).resolve().parent
+BUILTIN_DIR = Path(__file__).resolve().parents[1]  # challenges/: the built-in challenge folders
 PATH_VARIABLE = "RESEARCH_CREW_CHALLENGE_PATH"
 
 

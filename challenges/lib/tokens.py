@@ -49,10 +49,6 @@ def write_token_file(texts: Iterable[str], tokenizer, path: Path, batch_size: in
     return total
 
 
-def read_tokens(path: Path) -> np.memmap:
-    return np.memmap(path, dtype=np.uint16, mode="r")
-
-
 def write_meta(data_dir: Path, **fields) -> None:
     (Path(data_dir) / "meta.json").write_text(json.dumps(fields, indent=2) + "\n", encoding="utf-8")
 

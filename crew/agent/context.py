@@ -98,12 +98,6 @@ class BoundedContext:
             ratio = reported_prompt_tokens / estimated_prompt_tokens
             self.scale = max(1.0, 0.7 * self.scale + 0.3 * ratio)
 
-    def pending_calls(self) -> list[dict[str, Any]]:
-        """Tool calls of the last assistant turn that have no results yet (a turn cut off in its tools)."""
-        if self.messages and self.messages[-1].role == "assistant":
-            return list(self.messages[-1].calls)
-        return []
-
     # -- compaction -------------------------------------------------------------------------------------
 
     def _limit(self, share: float = 1.0) -> int:

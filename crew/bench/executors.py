@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crew.bench.plan import Cell, can_resume
+from crew.bench.plan import Cell
 from toolkit.procs import kill_process_group
 
 log = logging.getLogger(__name__)
@@ -30,12 +30,11 @@ class CellRunner:
     """Runs one cell to its end; `stop()` from another thread ends it the way Ctrl-C ends a run (resumable)."""
 
     cell: Cell
-    resume: bool
     env: dict[str, str] = field(default_factory=dict)
     _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
 
     def __call__(self) -> int:
-        command = self.cell.command(self.resume)
+        command = self.cell.command()
         self.cell.log.parent.mkdir(parents=True, exist_ok=True)
         log.info("bench: %s: %s", self.cell.name, " ".join(command[2:]))
         with open(self.cell.log, "ab") as out:
@@ -64,9 +63,8 @@ class LocalExecutor:
 
     def run(self, cells: list[Cell]) -> bool:
         """Run the cells; False when interrupted (the runs under way were stopped, resumable)."""
-        resume = can_resume()
         with _signals_interrupt(), ThreadPoolExecutor(self.parallel, thread_name_prefix="bench") as pool:
-            futures = [pool.submit(self._one, cell, resume) for cell in cells]
+            futures = [pool.submit(self._one, cell) for cell in cells]
             try:
                 for future in futures:
                     future.result()
@@ -81,12 +79,12 @@ class LocalExecutor:
                 return False
         return True
 
-    def _one(self, cell: Cell, resume: bool) -> int | None:
+    def _one(self, cell: Cell) -> int | None:
         if self._stopping.is_set():
             return None
         with self._lock:
             gpu = self._free_gpus.pop(0) if self._free_gpus else None
-        runner = CellRunner(cell, resume, {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {})
+        runner = CellRunner(cell, {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {})
         with self._lock:
             self._running.add(runner)
         try:

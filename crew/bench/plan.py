@@ -87,12 +87,12 @@ class Cell:
             return INTERRUPTED
         return FINISHED
 
-    def command(self, can_resume: bool) -> list[str]:
+    def command(self) -> list[str]:
         """The research-crew command for this cell now: run it, resume it, or run it again from scratch."""
         state = self.state()
-        if state == INTERRUPTED and can_resume:
+        if state == INTERRUPTED:
             return [*_cli(), "resume", str(self.run_dir)]
-        if state != PENDING or self.run_dir.exists():  # torn before run.toml, or no resume here: start over
+        if state != PENDING or self.run_dir.exists():  # torn before run.toml: start over
             self._move_aside()
         command = [*_cli(), "run", self.challenge, "--preset", self.preset, "--model", self.model,
                    "--run-dir", str(self.run_dir), "--quiet"]
@@ -116,9 +116,3 @@ def model_slug(spec: str) -> str:
 def _cli() -> list[str]:
     return [sys.executable, "-m", "crew.cli"]
 
-
-def can_resume() -> bool:
-    """Whether this version has `research-crew resume` (interrupted cells are resumed, else started over)."""
-    from crew.cli.main import app
-
-    return any((c.name or c.callback.__name__) == "resume" for c in app.registered_commands if c.callback)

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from crew.bench.plan import BenchSpec, can_resume
+from crew.bench.plan import BenchSpec
 
 
 def main(argv: list[str]) -> int:
@@ -17,7 +17,7 @@ def main(argv: list[str]) -> int:
     if not cells:
         print(f"slurm_cell: no cell {name} in {root / 'bench.json'}", file=sys.stderr)
         return 2
-    command = cells[0].command(can_resume())
+    command = cells[0].command()
     print(f"slurm_cell: SLURM job {os.environ.get('SLURM_JOB_ID')} (restart "
           f"{os.environ.get('SLURM_RESTART_COUNT', '0')}): {' '.join(command[2:])}", flush=True)
     os.execv(command[0], command)

@@ -1,0 +1,1 @@
+"""Every command of `research-crew`: one module per command group; `main` assembles them."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from crew import cli_doctor, cli_ops, cli_run
+from crew.cli import doctor as cli_doctor
+from crew.cli import ops as cli_ops
+from crew.cli import run as cli_run
 from crew.cli.challenges import challenges_app
 
 app = typer.Typer(help="Unattended ML research inside a hard time budget.", no_args_is_help=True,

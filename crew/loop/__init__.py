@@ -1,0 +1,1 @@
+"""The crew's step loop: its state, the tools each role gets, the prompts, the plan and the snapshots."""

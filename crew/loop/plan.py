@@ -7,7 +7,6 @@ from dataclasses import asdict, dataclass, field
 from crew.loop.sizing import SIZES
 from crew.run.durations import format_duration
 
-PHASES = ("baseline", "exploration", "main training", "final evaluation", "reserve")
 # Default shares of the budget; the supervisor changes them with update_plan.
 DEFAULT_SHARES = {"baseline": 0.10, "exploration": 0.25, "main training": 0.45, "final evaluation": 0.10,
                   "reserve": 0.10}

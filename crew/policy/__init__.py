@@ -1,0 +1,1 @@
+"""The policies (the baseline recipe, the LLM crew) and the runner that starts, resumes and ends a run."""

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from crew.run.clock import Deadline
 from crew.run.durations import format_duration
 
-PHASES = ("work", "wrap-up", "final")
 EVAL_MARGIN = 1.25
 MIN_RESERVE_SHARE = 0.05
 FINAL_MIN_S, FINAL_SHARE = 15.0, 0.01

@@ -17,10 +17,6 @@ def gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def compute_device() -> str:
-    return "cuda" if gpu_count() else "cpu"
-
-
 def visible_devices() -> list[str]:
     """The GPU ids jobs may be given, as CUDA_VISIBLE_DEVICES names them: the parent's own list when it has
     one (a bench cell given GPU 3 hands out "3", never "0"), else 0..n-1."""

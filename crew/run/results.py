@@ -15,8 +15,6 @@ from crew.run.rundir import RunDir
 from crew.run.sandboxing import sandbox_record
 from crew.run.score_sets import FULL
 
-STATUSES = ("submitted", "no_submission", "failed")
-
 
 @dataclass
 class Usage:

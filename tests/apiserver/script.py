@@ -97,7 +97,7 @@ class Script:
 
     @classmethod
     def load(cls, script: Mapping[str, Sequence[Any]] | str | Path) -> Script:
-        """From a mapping role -> items, or a .yaml/.json script or a run's trace.jsonl (crew.agent.replay's formats)."""
+        """From a mapping role -> items, a .yaml/.json script or a run's trace.jsonl (crew.agent.replay's formats)."""
         raw = load_script(Path(script)) if isinstance(script, str | Path) else script
         if not isinstance(raw, Mapping):
             raise ScriptError("a script maps roles to lists of answers, e.g. {engineer: [{text: done}]}")

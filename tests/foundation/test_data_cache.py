@@ -100,8 +100,8 @@ def test_an_edited_helper_beside_prepare_prepares_afresh(tmp_path):
 def test_the_key_follows_the_library_modules_prepare_imports_not_the_harness(tmp_path, monkeypatch):
     package = tmp_path / "pkg" / "challenges"  # a copy of the framework and library, to edit
     shutil.copytree(PACKAGE_ROOT / "lib", package / "lib", ignore=shutil.ignore_patterns("__pycache__"))
-    for module in PACKAGE_ROOT.glob("*.py"):
-        shutil.copy(module, package / module.name)
+    shutil.copytree(PACKAGE_ROOT / "framework", package / "framework", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PACKAGE_ROOT / "__init__.py", package / "__init__.py")
     monkeypatch.setattr("challenges.framework.data.PACKAGE_ROOT", package)
     folder = write_challenge(tmp_path / "c", prepare="""\
         from challenges.lib.tokens import write_meta
@@ -111,9 +111,9 @@ def test_the_key_follows_the_library_modules_prepare_imports_not_the_harness(tmp
         """)
     challenge = load_challenge(folder)
     assert {p.relative_to(package).as_posix() for p in imported_package_files(folder / "prepare.py")} == {
-        "__init__.py", "api.py", "atomic.py", "lib/__init__.py", "lib/tokens.py"}
+        "__init__.py", "framework/__init__.py", "framework/api.py", "lib/__init__.py", "lib/tokens.py"}
     key = fingerprint(challenge)
-    with open(package / "harness.py", "a") as handle:
+    with open(package / "framework" / "harness.py", "a") as handle:
         handle.write("# edited\n")
     assert fingerprint(challenge) == key  # the harness is not what the data depends on
     with open(package / "lib" / "tokens.py", "a") as handle:

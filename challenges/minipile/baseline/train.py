@@ -187,123 +187,80 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stdout)
     args = parse_args(argv)
     started = time.monotonic()
-    deadline = started + args.budget_s
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(args.seed)
     if device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
 
+    # -- config: the corpus, and the plan (size, batch, optimizer, schedule), kept across resumes ---------------
     from transformers import AutoTokenizer
 
     meta = json.loads((args.data / "meta.json").read_text())
     tokenizer = AutoTokenizer.from_pretrained(args.data / "tokenizer")
-    vocab = len(tokenizer)
-    train_tokens = (meta.get("tokens") or {}).get("train")
-    seq_len = args.seq_len or (1024 if device == "cuda" else 128)
-    batch_size = args.batch_size or (64 if device == "cuda" else 16)
-    micro_batch = min(batch_size, args.micro_batch_size or (32 if device == "cuda" else batch_size))
-    if batch_size % micro_batch:
-        raise SystemExit(f"--batch-size {batch_size} is not a multiple of --micro-batch-size {micro_batch}")
+    vocab, train_tokens = len(tokenizer), (meta.get("tokens") or {}).get("train")
     ckpt_dir = args.checkpoint_dir or args.out.with_name(args.out.name + "-checkpoints")
     ckpt = TrainingCheckpointer(ckpt_dir, every_s=args.checkpoint_every_s, every_steps=args.checkpoint_every_steps)
     plan_path = ckpt_dir / "plan.json"
-
-    train_s = training_seconds(args.budget_s)
-    if plan_path.is_file():  # resuming: keep the size, batch, optimizer and schedule chosen the first time
-        plan = json.loads(plan_path.read_text())
-    else:
-        flops = measure_matmul_flops(device, torch.bfloat16 if device == "cuda" else torch.float32)
-        size = next(s for s in SIZES if s.name == args.size) if args.size else choose_size(
-            flops * MFU_GUESS[device], train_s, meta.get("max_params"), train_tokens, vocab, seq_len)
-        tokens = planned_tokens(size, flops * MFU_GUESS[device], train_s, vocab, seq_len)
-        print(f"plan: {size.name} ({_amount(size.params)} non-embedding parameters), about {_amount(tokens)} "
-              f"tokens in {train_s:.0f} s" + (f" = {tokens / train_tokens:.2f} epochs of {_amount(train_tokens)}"
-                                              if train_tokens else " (corpus size unknown)"), flush=True)
-        plan = {"size": size.name, "seq_len": seq_len, "batch_size": batch_size, "micro_batch_size": micro_batch,
-                "optimizer": args.optimizer, "matmul_flops": flops, "total_steps": args.max_steps, "device": device}
-        if args.max_steps:
-            plan_path.write_text(json.dumps(plan))
+    train_end = started + training_seconds(args.budget_s)
+    plan = (json.loads(plan_path.read_text()) if plan_path.is_file()
+            else make_plan(args, device, vocab, train_end - started, meta.get("max_params"), train_tokens))
+    if args.max_steps and not plan_path.is_file():
+        plan_path.write_text(json.dumps(plan))
     size = next(s for s in SIZES if s.name == plan["size"])
     seq_len, batch_size = plan["seq_len"], plan["batch_size"]
     micro_batch = plan.get("micro_batch_size", batch_size)
     accumulation = batch_size // micro_batch
+
+    # -- model and optimizer, restored from the latest checkpoint ----------------------------------------------
     config = GPTConfig(vocab_size=vocab, seq_len=seq_len, n_layer=size.n_layer, n_head=size.n_head,
                        n_embd=size.n_embd)
-    # On a CPU chunks of the loss stay in cache: rows measured best were 32-64 at width 64, 128 at 256-384.
-    loss_chunk = args.loss_chunk if args.loss_chunk is not None else (
-        0 if device == "cuda" else max(64, size.n_embd // 2) * max(1, 32768 // config.padded_vocab))
-    model = GPT(config, loss_chunk=loss_chunk or None).to(device)
+    model = GPT(config, loss_chunk=loss_chunk_rows(args.loss_chunk, device, size, config) or None).to(device)
     n_params = sum(p.numel() for p in model.parameters())
     log.info("model %s: %.2fM parameters (%.2fM non-embedding, vocabulary %d padded to %d), seq %d, batch %d "
              "(%d x %d), device %s", size.name, n_params / 1e6, size.params / 1e6, vocab, config.padded_vocab,
              seq_len, batch_size, accumulation, micro_batch, device)
-
     peak_lr = 6e-4 if size.n_embd >= 512 else 1e-3
     optimizer = build_optimizer(model, plan.get("optimizer", "adamw"), peak_lr)
-    try:
-        state = ckpt.restore(model, optimizer) or {"step": 0, "trained_s": 0.0}
-    except (RuntimeError, KeyError, ValueError) as err:  # a checkpoint of another model or recipe version
-        why = " ".join(str(err).split())[:300]
-        raise SystemExit(f"cannot resume from {ckpt.latest()}: it does not fit this model ({why}); "
-                         f"start afresh with another --out or --checkpoint-dir") from err
+    state = restore(ckpt, model, optimizer)
     step, trained_s = state["step"], state["trained_s"]
-    timed_steps, timed_s = state.get("timed_steps", 0), state.get("timed_s", 0.0)
     step_fn = torch.compile(model) if device == "cuda" and not args.no_compile else model
+
+    # -- data ---------------------------------------------------------------------------------------------------
     batches = PackedBatches(np.memmap(args.data / "train.bin", dtype=np.uint16, mode="r"), seq_len, micro_batch,
                             args.seed)
     data = device_batches(batches, step * accumulation, device)
 
-    def train_step() -> torch.Tensor:
-        """One optimizer step over `accumulation` micro-batches; the mean loss stays on the device."""
-        loss_sum = torch.zeros((), device=device)
-        for _ in range(accumulation):
-            batch = next(data)
-            with torch.autocast(device, dtype=torch.bfloat16, enabled=device == "cuda"):
-                loss = step_fn(batch[:, :-1], batch[:, 1:])
-            (loss / accumulation).backward()
-            loss_sum += loss.detach()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)  # no host sync
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        return loss_sum / accumulation
-
-    # Throughput is timed from the end of this process's warm-up steps (compilation) to the end of the loop,
-    # logging and checkpoints included; the schedule's length comes from the same measurement.
-    loss, timing = float("nan"), None  # timing: (step, time) where this process's timed window began
-    warm_until = step + WARMUP_STEPS[device]
-    while not ckpt.stop_requested and time.monotonic() < started + train_s:
+    # -- training: one loop, until the schedule ends, the time is up or a signal asks to stop --------------------
+    # This process takes at least one step, however small its budget, unless a signal came first.
+    throughput = Throughput(device, step, state.get("timed_steps", 0), state.get("timed_s", 0.0))
+    loss, step_loss = float("nan"), None
+    while not ckpt.stop_requested and (time.monotonic() < train_end or step_loss is None):
         total = plan["total_steps"]
-        if total is None and timing and step - timing[0] >= 10 and time.monotonic() - timing[1] >= 2.0:
-            _sync(device)
-            rate = (step - timing[0]) / (time.monotonic() - timing[1])
-            left_s = started + train_s - time.monotonic()
-            total = plan["total_steps"] = step + max(10, int(0.9 * rate * left_s))  # 10% slack
-            plan_path.write_text(json.dumps(plan))
-            tokens = total * batch_size * seq_len
-            log.info("schedule: %d steps at %.2f steps/s, %s tokens%s", total, rate, _amount(tokens),
-                     f" = {tokens / train_tokens:.2f} epochs" if train_tokens else "")
+        if total is None and (rate := throughput.steps_per_s(step)):  # the schedule, once the speed is known
+            total = fix_schedule(plan, plan_path, step + max(10, int(0.9 * rate * (train_end - time.monotonic()))),
+                                 rate, batch_size * seq_len, train_tokens)
         if total is not None and step >= total:
             break
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, total or 1000, peak_lr, warmup=max(5, min(100, (total or 1000) // 20)))
         step_start = time.monotonic()
-        step_loss = train_step()
+        step_loss = train_step(step_fn, model, optimizer, data, accumulation, device)
         step += 1
         trained_s += time.monotonic() - step_start
-        if step == warm_until:
-            _sync(device)
-            timing = (step, time.monotonic())
+        throughput.after_step(step)
         if step % args.log_every == 0 or step == total:
             loss = step_loss.item()  # the only per-step wait on the GPU
             print(f"progress: {step}/{total or '?'} loss {loss:.4f}", flush=True)
-        ckpt.maybe_save(model, optimizer, step=step, trained_s=trained_s, **_timed(timing, step, timed_steps, timed_s))
+        ckpt.maybe_save(model, optimizer, step=step, trained_s=trained_s, **throughput.totals(step))
 
+    # -- the end: a last checkpoint, the validation loss, the model folder and a summary ------------------------
     _sync(device)
-    loss = step_loss.item() if step > state["step"] else loss
-    timed = _timed(timing, step, timed_steps, timed_s)
+    loss = step_loss.item() if step_loss is not None else loss
+    timed = throughput.totals(step)
     ckpt.save(model, optimizer, step=step, trained_s=trained_s, **timed)
-    val_loss = validation_loss(model, args.data / "validation.bin", seq_len, micro_batch, device, deadline)
+    val_loss = validation_loss(model, args.data / "validation.bin", seq_len, micro_batch, device,
+                               deadline=started + args.budget_s)
     export(model, tokenizer, args.out)
     step_tokens = batch_size * seq_len
     summary = {"size": size.name, "parameters": n_params, "steps": step, "tokens": step * step_tokens,
@@ -315,6 +272,101 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "training_summary.json").write_text(json.dumps(summary, indent=2))
     print("summary: " + json.dumps(summary), flush=True)
     return 143 if ckpt.stop_requested else 0
+
+
+def make_plan(args: argparse.Namespace, device: str, vocab: int, train_s: float, max_params: int | None,
+              train_tokens: int | None) -> dict:
+    """The run's plan, chosen once: the size from the measured speed (or --size), the batch and the optimizer;
+    the number of steps is fixed later, from the measured step rate (or now, by --max-steps)."""
+    seq_len = args.seq_len or (1024 if device == "cuda" else 128)
+    batch_size = args.batch_size or (64 if device == "cuda" else 16)
+    micro_batch = min(batch_size, args.micro_batch_size or (32 if device == "cuda" else batch_size))
+    if batch_size % micro_batch:
+        raise SystemExit(f"--batch-size {batch_size} is not a multiple of --micro-batch-size {micro_batch}")
+    flops = measure_matmul_flops(device, torch.bfloat16 if device == "cuda" else torch.float32)
+    model_flops = flops * MFU_GUESS[device]
+    size = next(s for s in SIZES if s.name == args.size) if args.size else choose_size(
+        model_flops, train_s, max_params, train_tokens, vocab, seq_len)
+    tokens = planned_tokens(size, model_flops, train_s, vocab, seq_len)
+    epochs = f" = {tokens / train_tokens:.2f} epochs of {_amount(train_tokens)}" if train_tokens else ""
+    print(f"plan: {size.name} ({_amount(size.params)} non-embedding parameters), about {_amount(tokens)} "
+          f"tokens in {train_s:.0f} s" + (epochs or " (corpus size unknown)"), flush=True)
+    return {"size": size.name, "seq_len": seq_len, "batch_size": batch_size, "micro_batch_size": micro_batch,
+            "optimizer": args.optimizer, "matmul_flops": flops, "total_steps": args.max_steps, "device": device}
+
+
+def fix_schedule(plan: dict, plan_path: Path, total: int, rate: float, step_tokens: int,
+                 train_tokens: int | None) -> int:
+    """Fix the schedule's length (saved with the plan, so a resumed run keeps it)."""
+    plan["total_steps"] = total
+    plan_path.write_text(json.dumps(plan))
+    tokens = total * step_tokens
+    log.info("schedule: %d steps at %.2f steps/s, %s tokens%s", total, rate, _amount(tokens),
+             f" = {tokens / train_tokens:.2f} epochs" if train_tokens else "")
+    return total
+
+
+def loss_chunk_rows(requested: int | None, device: str, size: Size, config: GPTConfig) -> int:
+    """Rows per cross-entropy chunk (0: the plain loss). On a GPU torch.compile fuses the plain loss; on a CPU
+    chunks stay in cache: rows measured best were 32-64 at width 64, 128 at 256-384."""
+    if requested is not None:
+        return requested
+    return 0 if device == "cuda" else max(64, size.n_embd // 2) * max(1, 32768 // config.padded_vocab)
+
+
+def restore(ckpt: TrainingCheckpointer, model: GPT, optimizer) -> dict:
+    """The latest checkpoint's state (step, trained_s, timed steps and seconds), or a fresh start."""
+    try:
+        return ckpt.restore(model, optimizer) or {"step": 0, "trained_s": 0.0}
+    except (RuntimeError, KeyError, ValueError) as err:  # a checkpoint of another model or recipe version
+        why = " ".join(str(err).split())[:300]
+        raise SystemExit(f"cannot resume from {ckpt.latest()}: it does not fit this model ({why}); "
+                         f"start afresh with another --out or --checkpoint-dir") from err
+
+
+def train_step(step_fn, model: GPT, optimizer, data: Iterator[torch.Tensor], accumulation: int,
+               device: str) -> torch.Tensor:
+    """One optimizer step over `accumulation` micro-batches; the mean loss stays on the device."""
+    loss_sum = torch.zeros((), device=device)
+    for _ in range(accumulation):
+        batch = next(data)
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=device == "cuda"):
+            loss = step_fn(batch[:, :-1], batch[:, 1:])
+        (loss / accumulation).backward()
+        loss_sum += loss.detach()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)  # no host sync
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss_sum / accumulation
+
+
+class Throughput:
+    """Steps and seconds timed from the end of this process's warm-up steps (compilation, allocation) to now,
+    logging and checkpoints included, added to those of earlier processes of the same run. The schedule's
+    length and the summary's tokens_per_s come from it."""
+
+    def __init__(self, device: str, first_step: int, steps_before: int, seconds_before: float) -> None:
+        self.device, self.warm_until = device, first_step + WARMUP_STEPS[device]
+        self.steps_before, self.seconds_before = steps_before, seconds_before
+        self.start: tuple[int, float] | None = None  # (step, time) where this process's timed window began
+
+    def after_step(self, step: int) -> None:
+        if step == self.warm_until:
+            _sync(self.device)
+            self.start = (step, time.monotonic())
+
+    def steps_per_s(self, step: int) -> float | None:
+        """This process's step rate, once its window spans 10 steps and 2 s; None before."""
+        if self.start is None or step - self.start[0] < 10 or time.monotonic() - self.start[1] < 2.0:
+            return None
+        _sync(self.device)
+        return (step - self.start[0]) / (time.monotonic() - self.start[1])
+
+    def totals(self, step: int) -> dict:
+        if self.start is None:
+            return {"timed_steps": self.steps_before, "timed_s": self.seconds_before}
+        return {"timed_steps": self.steps_before + step - self.start[0],
+                "timed_s": self.seconds_before + time.monotonic() - self.start[1]}
 
 
 def build_optimizer(model: GPT, name: str, lr: float):
@@ -394,13 +446,6 @@ def export(model: GPT, tokenizer, out: Path) -> None:
     tokenizer.save_pretrained(staging)
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
-
-
-def _timed(timing: tuple[int, float] | None, step: int, steps_before: int, seconds_before: float) -> dict:
-    """The timed steps and seconds so far, this process's window added to those of earlier ones."""
-    if timing is None:
-        return {"timed_steps": steps_before, "timed_s": seconds_before}
-    return {"timed_steps": steps_before + step - timing[0], "timed_s": seconds_before + time.monotonic() - timing[1]}
 
 
 def _amount(n: float) -> str:

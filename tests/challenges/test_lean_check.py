@@ -29,7 +29,9 @@ LEAN = textwrap.dedent("""\
     #!{python}
     import os, re, sys, time
     if sys.argv[1] == "--version":
-        if os.environ.get("LEAN_STANDIN_STALL"):  # as `lake env lean` does while it rebuilds a project
+        # A file beside the stand-in (the scorer's sandbox passes no test variable) makes it stall, as `lake env
+        # lean` does while it rebuilds a project.
+        if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stall")):
             time.sleep(600)
         print("Lean (version {version}, x86_64-unknown-linux-gnu, commit 0123456789ab, Release)")
         sys.exit(0)
@@ -127,8 +129,7 @@ def test_doctor_reports_the_toolchain_and_its_range(lean_on_path):
 
 
 def test_a_scoring_time_limit_keeps_bleu_and_rouge_as_a_recorded_partial_score(lean_on_path, tmp_path, monkeypatch):
-    lean_on_path()
-    monkeypatch.setenv("LEAN_STANDIN_STALL", "1")
+    (lean_on_path().parent / "bin" / "stall").write_text("")
     challenge = load_challenge("math_autoformalization")
     data, private = tmp_path / "data", tmp_path / "private"
     data.mkdir(), private.mkdir()

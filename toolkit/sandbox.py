@@ -73,6 +73,9 @@ class SandboxPolicy:
     # (None: no cap; a GPU process maps far more address space than memory, so runs with GPUs leave it off).
     max_processes: int | None = 2048
     max_memory_bytes: int | None = None
+    # Folders of Python packages shown read-only and first on PYTHONPATH (a challenge's requirements, installed
+    # by `run --install-requirements` into a folder of the run's own).
+    python_packages: tuple[Path, ...] = ()
 
     @property
     def network_mode(self) -> str:
@@ -93,7 +96,8 @@ class Sandbox:
         logs, jobs = run_dir / "logs", run_dir / "jobs"
         for folder in (self.home, self.tmp, logs, jobs):
             folder.mkdir(parents=True, exist_ok=True)
-        folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs), papers=papers_dir)
+        folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs), papers=papers_dir,
+                             python_packages=policy.python_packages)
         hidden = (*policy.hidden, Path.home(), run_dir)
         mounts, self.python_path = view_args(folders, hidden, policy.dev_root)
         mode = policy.network_mode

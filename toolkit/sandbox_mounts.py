@@ -39,6 +39,7 @@ class RunFolders:
     data: Path | None = None
     read_only: tuple[Path, ...] = ()
     papers: Path | None = None  # the crew's downloaded papers, read-only at workspace/papers
+    python_packages: tuple[Path, ...] = ()  # read-only, first on PYTHONPATH
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -133,17 +134,19 @@ def view_args(folders: RunFolders, hidden: Iterable[Path], dev_root: Path = Path
     for path in folders.read_only:
         if path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
-    python_path = ""
+    python_path = [str(p) for p in folders.python_packages if p.is_dir()]
+    for path in python_path:
+        args += ["--ro-bind", path, path]
     package = checkpoints_root()
     hidden_paths = [Path(os.path.abspath(h)) for h in hidden]
     visible = any(_inside(package, s) for s in shown) and not any(_inside(package, h) for h in hidden_paths)
     if not visible:
         args += ["--ro-bind", str(package), str(package)]
-        python_path = str(package.parent)
+        python_path.append(str(package.parent))
     args += ["--proc", "/proc", "--dev", "/dev"]
     for node in gpu_devices(dev_root):
         args += ["--dev-bind", str(node), f"/dev/{node.name}"]
     if gpu_devices(dev_root) and NVIDIA_PERSISTENCED.is_dir():
         args += ["--bind", str(NVIDIA_PERSISTENCED), str(NVIDIA_PERSISTENCED)]
     args += ["--dir", "/var", "--symlink", "/tmp", "/var/tmp", *remounts, "--remount-ro", "/"]
-    return args, python_path
+    return args, ":".join(python_path)

@@ -111,7 +111,8 @@ def agent_sandbox(run_toml: Path, preset: Preset | None = None, *, gpus: bool = 
     memory = None if gpus else int((preset.max_memory_gb or psutil.virtual_memory().total / 2**30) * 2**30)
     return SandboxPolicy(network=network_mode(config.agent_network),
                          hidden=hidden_places(Path(config.challenge_dir), run_toml.parent),
-                         max_processes=preset.max_processes or None, max_memory_bytes=memory)
+                         max_processes=preset.max_processes or None, max_memory_bytes=memory,
+                         python_packages=(Path(config.requirements_env),) if config.requirements_env else ())
 
 
 def slurm_partition(run_toml: Path) -> str | bool | None:

@@ -99,6 +99,23 @@ def test_project_source_is_hidden_but_checkpoints_training_is_importable(snoop) 
 
 
 @needs_bwrap
+def test_a_runs_requirements_folder_is_importable_inside_though_the_cache_is_hidden(tmp_path: Path) -> None:
+    """`run --install-requirements` installs into a folder under the (hidden) data cache: commands see that
+    folder alone, read-only, first on their path; the private answers beside it stay invisible."""
+    cache = tmp_path / "cache"
+    requirements = cache / "envs" / "abc"
+    requirements.mkdir(parents=True)
+    (requirements / "only_in_requirements.py").write_text("VALUE = 'from the requirements folder'\n")
+    (cache / "private").mkdir()
+    (cache / "private" / "answers.txt").write_text("HELD-OUT-ANSWER\n")
+    tk = Toolkit(tmp_path / "run", sandbox=SandboxPolicy(hidden=(cache,), python_packages=(requirements,)))
+    seen = _out(tk, f"python -c 'import only_in_requirements as m; print(m.VALUE)'; cat {cache}/private/answers.txt; "
+                    f"touch {requirements}/planted.py")
+    assert "from the requirements folder" in seen and "HELD-OUT-ANSWER" not in seen
+    assert not (requirements / "planted.py").exists()
+
+
+@needs_bwrap
 def test_a_job_in_the_sandbox_cannot_signal_the_crew_and_sees_no_secret(snoop) -> None:
     tk, _, _ = snoop
     status = tk.start_job(f"kill -TERM {os.getpid()}; env", "snoop")

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from challenges import gpu_memory
+from challenges.framework import gpu_memory
 from challenges.framework.gpu_memory import sitecustomize
 
 GIB = 1 << 30

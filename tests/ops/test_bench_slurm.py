@@ -108,7 +108,7 @@ def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, ben
     assert "slow--baseline--1: interrupted" in cli("status", str(bench), env=env).stdout
 
     second = _bench(args, env, tmp_path / "second.log")
-    _until(lambda: "(restart 0): crew.cli.main resume" in cell_log.read_text(), "the cell to be resumed")
+    _until(lambda: "(restart 0): crew.cli resume" in cell_log.read_text(), "the cell to be resumed")
     _until(started(2), "the resumed run's job to start")
     job = _jobs(bench)["slow--baseline--1"]
     subprocess.run(["scontrol", "requeue", job], check=True)
@@ -123,7 +123,7 @@ def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, ben
     assert second.wait(timeout=300) == 0, (tmp_path / "second.log").read_text() + cell_log.read_text()
 
     text = cell_log.read_text()
-    assert "(restart 1): crew.cli.main resume" in text  # the requeued job resumed the run, not started it over
+    assert "(restart 1): crew.cli resume" in text  # the requeued job resumed the run, not started it over
     events = [json.loads(line)["kind"] for line in (run_dir / "trace.jsonl").read_text().splitlines()]
     assert events.count("run_started") == 1 and events.count("resumed") == 2
     assert not list(run_dir.parent.glob("*.aborted-*"))

@@ -66,9 +66,12 @@ def main() -> None:
     from challenges.framework.data import prepare_data
     from challenges.framework.harness import evaluate
     from challenges.framework.loader import load_challenge
+    from challenges.framework.score_sandbox import REQUIREMENTS_VARIABLE
 
     os.environ.update({k: v for k, v in env.items() if k.startswith("RESEARCH_CREW")})
-    os.environ["PYTHONPATH"] = _requirements_env(args.work / "run-vectorization")
+    requirements = _requirements_env(args.work / "run-vectorization")
+    os.environ["PYTHONPATH"] = os.pathsep.join([requirements, str(ROOT)])
+    os.environ[REQUIREMENTS_VARIABLE] = requirements  # the sandboxed scorer (python -I) reads this one
     challenge = load_challenge(args.work / "challenges" / "vectorization")
     data = prepare_data(challenge, "full")
     ctx = ScoreContext(challenge="vectorization", preset="full", data_dir=data.data_dir,
@@ -78,10 +81,10 @@ def main() -> None:
 
 
 def _requirements_env(run_dir: Path) -> str:
+    """The folder `run --install-requirements` installed into, from the run's run.toml."""
     import tomllib
 
-    config = tomllib.loads((run_dir / "run.toml").read_text())
-    return os.pathsep.join(filter(None, [config.get("requirements_env"), str(ROOT)]))
+    return tomllib.loads((run_dir / "run.toml").read_text())["requirements_env"]
 
 
 if __name__ == "__main__":

@@ -83,10 +83,12 @@ def event_line(event: dict[str, Any]) -> str | None:
     if kind == "subtask_finished":
         return f"{agent} finished its subtask" + (f" (stopped: {event['stopped']})" if event.get("stopped") else "")
     if kind == "evaluation":
-        score = event.get("score")
-        return (f"evaluation {event.get('evaluation')}: score {on_set(score, event.get('score_set', DEV))}"
-                if event.get("ok") and score is not None
-                else f"evaluation {event.get('evaluation')} failed: {_short(event.get('error'))}")
+        score, name = event.get("score"), event.get("evaluation")
+        if not event.get("ok"):
+            return f"evaluation {name} failed: {_short(event.get('error'))}"
+        if score is None:  # a blind challenge: the trace keeps no figure (the record has it)
+            return f"evaluation {name}: scored (blind challenge: the figure is in evaluations/{name}.json)"
+        return f"evaluation {name}: score {on_set(score, event.get('score_set', DEV))}"
     if kind == "job_started":
         return f"job {event.get('job')} started"
     if kind == "job_finished":

@@ -52,7 +52,7 @@ def main() -> None:
         for n in range(1, args.experiments + 1):
             experiment(tools, n)
             if n in marks:
-                text = supervisor_briefing(tools, loop.budget, loop.meter, [report_note("engineer-3", REPORT, None)],
+                text = supervisor_briefing(tools, loop.clock, loop.meter, [report_note("engineer-3", REPORT, None)],
                                            MEMORIES, "- scout-4: search arXiv for warm-up schedules (3 steps, 9m left)")
                 sections = {s.split("\n", 1)[0]: len(s) for s in text.split("\n\n## ")}
                 section = {key: next((v for k, v in sections.items() if key in k), 0)

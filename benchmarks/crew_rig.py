@@ -21,8 +21,7 @@ from crew.agent.usage_meter import UsageMeter
 from crew.loop.plan import Plan
 from crew.loop.step_loop import CrewLoop, LoopLimits
 from crew.loop.tools import CrewTools
-from crew.run.budget import BudgetGuard
-from crew.run.clock import Deadline
+from crew.run.clock import Clock
 from crew.run.ledger import Ledger
 from crew.run.rundir import RunDir
 from crew.run.trace import Trace
@@ -75,14 +74,13 @@ def build(root: Path, steps: int, engineer_answer: Callable[[int], dict], contex
     keeps prompts. With `existing_run`, the loop works on that run directory (to resume it)."""
     challenge = toy_challenge(root / "challenges")
     run = existing_run or RunDir.create("toy", root / "run")
-    deadline = Deadline.start(24 * 3600)
+    clock = Clock.start(24 * 3600, scoring_s=60)
     trace = Trace(run.trace)
-    budget = BudgetGuard(deadline, eval_estimate_s=60)
-    toolkit = Toolkit(run.root, workspace=run.workspace, budget=budget)
+    toolkit = Toolkit(run.root, workspace=run.workspace, clock=clock)
     ctx = ScoreContext(challenge="toy", preset="smoke", data_dir=root, private_dir=root, scratch_dir=run.scratch)
     tools = CrewTools(challenge=challenge, toolkit=toolkit, ledger=Ledger(run.evaluations, challenge),
-                      plan=Plan.initial(deadline.budget_s), trace=trace, score_context=ctx,
-                      evaluations_dir=run.evaluations, memory=None, budget=budget)
+                      plan=Plan.initial(clock.budget_s), trace=trace, score_context=ctx,
+                      evaluations_dir=run.evaluations, memory=None, clock=clock)
     supervisor = [{"tool_calls": [{"name": "delegate", "arguments": {
         "role": "engineer", "subtask": "Work through the files step by step.", "minutes": 10**6}}]}]
     engineer = [engineer_answer(i) for i in range(steps)]
@@ -92,7 +90,7 @@ def build(root: Path, steps: int, engineer_answer: Callable[[int], dict], contex
     clients = {role: RetryingClient(client) for role, client in recorders.items()}
     limits = LoopLimits(subtask_steps=steps + 10, repeat_limit=50, context_tokens=context_tokens)
     loop = CrewLoop(preset=challenge.presets["smoke"], tools=tools, clients=clients,
-                    meter=UsageMeter(dict.fromkeys(recorders, "")), budget=budget, trace=trace,
+                    meter=UsageMeter(dict.fromkeys(recorders, "")), clock=clock, trace=trace,
                     state_dir=run.state, limits=limits)
     return loop, run, recorders
 

@@ -10,13 +10,13 @@ from toolkit.errors import ToolkitError
 from toolkit.jobs import JobStatus
 from toolkit.procs import kill_process_group
 from toolkit.sandbox import SandboxPolicy
-from toolkit.toolkit import TimeLeft, Toolkit
+from toolkit.toolkit import PhaseClock, Toolkit
 
 __all__ = [
     "CommandResult",
     "JobStatus",
     "SandboxPolicy",
-    "TimeLeft",
+    "PhaseClock",
     "Toolkit",
     "ToolkitError",
     "is_secret_name",

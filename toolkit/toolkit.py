@@ -44,15 +44,15 @@ def _os_errors_as_text(tool: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @runtime_checkable
-class TimeLeft(Protocol):
-    """Anything that can say how many seconds the run has left (the crew's budget guard)."""
+class PhaseClock(Protocol):
+    """Anything that can say how many seconds a command may use now (the run's clock: to the end of its phase)."""
 
-    def time_left_s(self) -> float: ...
+    def phase_left_s(self) -> float: ...
 
 
 class Toolkit:
     """The tools of one run: commands and files in `workspace`, jobs in `run_dir/jobs`, logs in
-    `run_dir/logs`. Every timeout and job deadline is capped by `budget` when one is given.
+    `run_dir/logs`. Every timeout and job deadline is capped by `clock` when one is given.
 
     `data_dir` is shown read-only at workspace/data. With a `sandbox` policy every command and job runs
     inside bubblewrap (toolkit.sandbox); without one they run as the user, unconfined."""
@@ -62,7 +62,7 @@ class Toolkit:
         run_dir: Path,
         *,
         workspace: Path | None = None,
-        budget: TimeLeft | None = None,
+        clock: PhaseClock | None = None,
         read_only: Sequence[Path] = (),
         data_dir: Path | None = None,
         sandbox: SandboxPolicy | None = None,
@@ -79,7 +79,7 @@ class Toolkit:
         self.workspace = Path(workspace).absolute() if workspace else self.run_dir / "workspace"
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.log_dir = self.run_dir / "logs"
-        self.budget = budget
+        self.clock = clock
         self.max_output_chars = max_output_chars
         self.command_grace_s = command_grace_s
         self.data_dir = Path(data_dir).absolute() if data_dir else None
@@ -109,8 +109,8 @@ class Toolkit:
 
     # -- plumbing (not tools) ----------------------------------------------------------------------
 
-    def time_left_s(self) -> float:
-        return self.budget.time_left_s() if self.budget is not None else math.inf
+    def phase_left_s(self) -> float:
+        return self.clock.phase_left_s() if self.clock is not None else math.inf
 
     def _env(self) -> dict[str, str]:
         # Unbuffered Python so logs (and tail_job) show output as it happens; `python` is the crew's own
@@ -122,7 +122,7 @@ class Toolkit:
         return env if self.sandbox is None else self.sandbox.environment(env)
 
     def _bounded(self, timeout_s: float) -> tuple[float, str]:
-        left = self.time_left_s()
+        left = self.phase_left_s()
         if timeout_s > left:
             return max(left, 0.0), f" (timeout cut from {timeout_s:g}s to the {left:.0f}s the run's budget has left)"
         return timeout_s, ""
@@ -194,7 +194,7 @@ class Toolkit:
         lines (or use tqdm) to get progress and ETA. gpus: how many free GPUs it gets as its
         CUDA_VISIBLE_DEVICES (default one when the run has GPUs); gpu_status shows which are free.
         """
-        limit = min(timeout_s if timeout_s and timeout_s > 0 else math.inf, self.time_left_s())
+        limit = min(timeout_s if timeout_s and timeout_s > 0 else math.inf, self.phase_left_s())
         if limit <= 0:
             return "Not started: the run's time budget is spent."
         deadline = None if math.isinf(limit) else time.time() + limit

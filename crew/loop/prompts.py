@@ -58,17 +58,17 @@ wrap-up; submit the best verified evaluation before the deadline.
 {challenge_brief(challenge, preset)}"""
 
 
-def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str, workers: str = "") -> str:
+def supervisor_briefing(tools, clock, meter, notes: list[str], memories: str, workers: str = "") -> str:
     """The supervisor's turn message: what changes between turns, compact and bounded."""
     baseline = reference.baseline(tools.challenge.name, tools.score_context.preset, tools.challenge.metric.name)
     baseline_line = baseline.describe() if baseline is not None else "baseline not scored yet"
     if tools.challenge.blind:
         baseline_line = "blind challenge: no scores shown"
-    parts = [f"## Budget\n{budget.line()}; model cost so far ${meter.cost_usd:.2f}",
+    parts = [f"## Budget\n{clock.line()}; model cost so far ${meter.cost_usd:.2f}",
              f"## Plan\n{tools.plan.render()}",
              f"## Ledger (harness records; {baseline_line})\n{tools.ledger.summary()}",
              f"## Jobs\n{tools.jobs_table()}\n{tools.toolkit.jobs.devices_line()}",
-             f"## What experiments cost so far ({size_bounds(budget.deadline.budget_s)})\n{experiment_costs_of(tools)}",
+             f"## What experiments cost so far ({size_bounds(clock.budget_s)})\n{experiment_costs_of(tools)}",
              f"## Subtasks under way\n{workers or 'None.'}"]
     if memories:
         parts.append(f"## Memories of earlier runs on this challenge\n{memories}")
@@ -79,12 +79,12 @@ def supervisor_briefing(tools, budget, meter, notes: list[str], memories: str, w
 def experiment_costs_of(tools) -> str:
     jobs = [tools.toolkit.jobs.status(j) for j in tools.job_ids()]
     records = [] if tools.challenge.blind else tools.ledger.records()  # blind: no "best score" per size
-    return experiment_costs(jobs, records, tools.budget.deadline.budget_s,
+    return experiment_costs(jobs, records, tools.clock.budget_s,
                             tools.challenge.metric.better)
 
 
-def wrapup_note(budget, stopped_jobs: list[str]) -> str:
-    return (f"WRAP-UP: {budget.line()}. Running jobs were stopped so they saved checkpoints "
+def wrapup_note(clock, stopped_jobs: list[str]) -> str:
+    return (f"WRAP-UP: {clock.line()}. Running jobs were stopped so they saved checkpoints "
             f"({', '.join(stopped_jobs) or 'none'}). Evaluate the best checkpoint if it has no record yet, then "
             "submit the best evaluation.")
 
@@ -97,11 +97,11 @@ def report_note(role: str, report: dict | None, stopped: str | None) -> str:
     return f"Report from the {role}" + (f" (stopped: {stopped})" if stopped else "") + f":\n{text}"
 
 
-def subtask_brief(delegated, tools, budget, others: list[str]) -> str:
+def subtask_brief(delegated, tools, clock, others: list[str]) -> str:
     beside = (f"\n\nAt work beside you: {', '.join(others)}. You share the workspace: keep your files apart "
               "(a folder of your own for new code) and use only the GPUs gpu_status shows free." if others else "")
     return (f"Your subtask (time allotted {format_duration(delegated.minutes * 60)}):\n{delegated.subtask}\n\n"
-            f"Budget: {budget.line()}\n\nLedger:\n{tools.ledger.summary()}{beside}")
+            f"Budget: {clock.line()}\n\nLedger:\n{tools.ledger.summary()}{beside}")
 
 
 def worker_system(role: str, challenge: Challenge, preset: Preset) -> str:

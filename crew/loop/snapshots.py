@@ -38,7 +38,7 @@ def save_loop(loop: Any) -> None:
         "usage": loop.meter.to_dict(), "clients": client_positions(loop.clients, sessions.values()),
         "known_jobs": loop.known_jobs(), "known_evaluations": loop.known_evaluations(), "trace_seq": loop.trace.seq,
         "saved_at": time.time(), "contexts": {name: s.saved_context for name, s in sessions.items()}})
-    loop.budget.deadline.save_used(loop.state_dir)
+    loop.clock.save(loop.state_dir)
 
 
 def restore_loop(loop: Any, snapshot: dict[str, Any], journal: dict[str, dict[str, Any]]) -> None:

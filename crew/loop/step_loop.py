@@ -33,7 +33,7 @@ from crew.loop.prompts import (
 from crew.loop.snapshots import restore_loop, save_loop
 from crew.loop.state import LoopEnd, LoopLimits, LoopState, Subtask, observation_digest
 from crew.loop.tools import CrewTools
-from crew.run.budget import BudgetGuard
+from crew.run.clock import Clock
 from crew.run.durations import format_duration
 from crew.run.trace import Trace
 
@@ -42,9 +42,9 @@ TURN_GRACE_S = 30.0
 
 class CrewLoop:
     def __init__(self, *, preset: Preset, tools: CrewTools, clients: dict[str, Any], meter: UsageMeter,
-                 budget: BudgetGuard, trace: Trace, state_dir: Path, limits: LoopLimits | None = None,
+                 clock: Clock, trace: Trace, state_dir: Path, limits: LoopLimits | None = None,
                  memories: str = "") -> None:
-        self.preset, self.tools, self.clients, self.meter, self.budget = preset, tools, clients, meter, budget
+        self.preset, self.tools, self.clients, self.meter, self.clock = preset, tools, clients, meter, clock
         self.trace = trace
         self.state_dir, self.limits, self.memories = state_dir, limits or LoopLimits(), memories
         self.state = LoopState()
@@ -85,11 +85,11 @@ class CrewLoop:
             self.save()
 
     def _check_limits(self) -> None:
-        phase = self.budget.phase()
+        phase = self.clock.phase()
         if phase != self.state.phase:
             self._enter_phase(phase)
         if phase == "final":
-            raise LimitExceeded("final_phase", self.budget.final_s, self.budget.deadline.time_left_s())
+            raise LimitExceeded("final_phase", self.clock.final_s, self.clock.to_deadline_s())
         if self.state.step >= self.limits.max_steps:
             raise LimitExceeded("steps", self.limits.max_steps, self.state.step)
         if self.limits.max_cost_usd is not None and self.meter.cost_usd >= self.limits.max_cost_usd:
@@ -99,17 +99,17 @@ class CrewLoop:
 
     def _enter_phase(self, phase: str) -> None:
         self.state.phase = phase
-        self.trace.emit("phase", phase=phase, time_left_s=round(self.budget.deadline.time_left_s(), 1))
+        self.trace.emit("phase", phase=phase, time_left_s=round(self.clock.to_deadline_s(), 1))
         if phase != "wrap-up":
             return
         stopped = self.tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
-        self.state.notes.append(wrapup_note(self.budget, stopped))
+        self.state.notes.append(wrapup_note(self.clock, stopped))
         for sub in self.state.subtasks:
             sub.stop = "the run entered its wrap-up phase"
 
     async def _supervisor_step(self) -> None:
         notes, self.state.notes = self.state.notes, []
-        briefing = supervisor_briefing(self.tools, self.budget, self.meter, notes, self.memories, self._at_work())
+        briefing = supervisor_briefing(self.tools, self.clock, self.meter, notes, self.memories, self._at_work())
         try:
             turn = await self._turn(self.supervisor, briefing)
         except BaseException:  # the briefing was never answered: its news goes into the next one (a resume's too)
@@ -135,7 +135,7 @@ class CrewLoop:
             self.state.notes.append(await self._wait(self.limits.idle_wait_s))
 
     def _at_work(self) -> str:
-        now = self.budget.deadline.elapsed_s()
+        now = self.clock.elapsed_s()
         return "\n".join(f"- {s.id}: {' '.join(s.brief.split())[:120]} ({s.steps} steps, "
                          f"{format_duration(max(0.0, s.ends_at_s - now))} of its time left)"
                          for s in self.state.subtasks)
@@ -143,17 +143,17 @@ class CrewLoop:
     async def _wait(self, seconds: float) -> str:
         jobs = [s.record.id for s in self.tools.running_jobs()]
         event = await asyncio.to_thread(self.tools.wait_for_event, jobs, "progress",
-                                        min(seconds, self.budget.time_left_s()))
+                                        min(seconds, self.clock.phase_left_s()))
         self.trace.emit("waited", agent="supervisor", event=event)
         return f"Waited: {event}"
 
     def _start_subtask(self, delegated: Delegated) -> None:
-        seconds = min(delegated.minutes * 60, self.budget.time_left_s())
+        seconds = min(delegated.minutes * 60, self.clock.phase_left_s())
         self.state.started_subtasks += 1
         sub = Subtask(f"{delegated.role}-{self.state.started_subtasks}", delegated.role, delegated.subtask,
-                      delegated.minutes, ends_at_s=self.budget.deadline.elapsed_s() + seconds)
+                      delegated.minutes, ends_at_s=self.clock.elapsed_s() + seconds)
         others = [s.id for s in self.state.subtasks]
-        sub.next_message = subtask_brief(delegated, self.tools, self.budget, others)
+        sub.next_message = subtask_brief(delegated, self.tools, self.clock, others)
         self.state.subtasks.append(sub)
         self.tools.workers.running = [s.role for s in self.state.subtasks]
         self.trace.emit("subtask_started", agent="supervisor", subtask_id=sub.id, role=delegated.role,
@@ -190,7 +190,7 @@ class CrewLoop:
                 turn = await self._turn(worker, sub.next_message, agent=sub.id)
             finally:
                 self._before_turn.pop(sub.id, None)
-            sub.next_message = f"[budget] {self.budget.line()}"
+            sub.next_message = f"[budget] {self.clock.line()}"
             if isinstance(turn.decision, Reported):
                 return self._end_subtask(sub, turn.decision, None)
             self._watch_repeats(sub, turn)
@@ -202,7 +202,7 @@ class CrewLoop:
     def _subtask_over(self, sub: Subtask) -> str | None:
         if sub.steps >= self.limits.subtask_steps:
             return f"it used its {self.limits.subtask_steps} steps"
-        if self.budget.deadline.elapsed_s() >= sub.ends_at_s:
+        if self.clock.elapsed_s() >= sub.ends_at_s:
             return "its time allotment ran out"
         return None
 
@@ -240,7 +240,7 @@ class CrewLoop:
         """One agent turn, bounded by the start of the final phase (commands inside it by their own phase)."""
         self.state.step += 1
         step, ids = self.state.step, ({"subtask_id": agent} if agent else {})
-        limit = max(1.0, self.budget.deadline.time_left_s() - self.budget.final_s) + TURN_GRACE_S
+        limit = max(1.0, self.clock.until_final_s()) + TURN_GRACE_S
         try:
             turn = await asyncio.wait_for(session.turn(message, only_tool), timeout=limit)
         except TimeoutError:  # the session gave every call started a result: its conversation stays valid

@@ -15,7 +15,7 @@ from challenges.framework.spec import Challenge
 from crew.agent.signals import Delegated, Reported, Submitted, Waiting
 from crew.loop.plan import Plan
 from crew.loop.state import WorkerSlots
-from crew.run.budget import BudgetGuard
+from crew.run.clock import Clock
 from crew.run.durations import format_duration
 from crew.run.ledger import Ledger, agent_reason
 from crew.run.score_sets import record_set
@@ -34,10 +34,10 @@ MILESTONE = 0.1  # a wait for progress returns at each further tenth of a job
 class CrewTools:
     def __init__(self, *, challenge: Challenge, toolkit: Toolkit, ledger: Ledger, plan: Plan, trace: Trace,
                  score_context: ScoreContext, evaluations_dir: Path, memory: Any | None,
-                 budget: BudgetGuard) -> None:
+                 clock: Clock) -> None:
         self.challenge, self.toolkit, self.ledger, self.plan, self.trace = challenge, toolkit, ledger, plan, trace
         self.score_context, self.evaluations_dir, self.memory = score_context, evaluations_dir, memory
-        self.budget = budget
+        self.clock = clock
         self.poll_s = POLL_S
         # After a resume: what the step in flight at the crash had already done, so that doing the step
         # again re-attaches to its job and reuses its evaluation instead of doing them twice.
@@ -120,7 +120,7 @@ class CrewTools:
         if record is None:
             commit = commit_all(self.toolkit.workspace, f"before scoring {artifact_path}: {hypothesis or kind}")
             record = harness_evaluate(self.challenge, Path(*parts), self.score_context, self.evaluations_dir,
-                                      timeout_s=max(30.0, self.budget.deadline.time_left_s() - self.budget.final_s),
+                                      timeout_s=max(30.0, self.clock.until_final_s()),
                                       root=root)
             self.ledger.annotate(record, {"hypothesis": hypothesis, "parent": parent or None, "kind": kind,
                                           "commit": commit, **self._job_facts(job_id)})
@@ -129,7 +129,7 @@ class CrewTools:
                             score=None if self.challenge.blind else record.score,
                             score_set=record_set(vars(record)), error=record.error, artifact=record.artifact,
                             duration_s=record.duration_s, experiment=record.experiment)
-            self.budget.observe_evaluation(record.duration_s)
+            self.clock.observe_scoring(record.duration_s)
         if not record.ok:
             return f"Evaluation {record.id} failed: {agent_reason(record)}"
         if self.challenge.blind:
@@ -214,7 +214,7 @@ class CrewTools:
     def wait_for_event(self, job_ids: list[str], until: str, max_s: float) -> str:
         """Block until one of the jobs exits (or, until="progress", passes a tenth of its progress), the budget
         phase changes, or max_s pass; say which."""
-        phase, started = self.budget.phase(), time.monotonic()
+        phase, started = self.clock.phase(), time.monotonic()
         marks = {j: _milestone(self.toolkit.jobs.status(j)) for j in job_ids}
         while True:
             for job_id in job_ids:
@@ -223,12 +223,12 @@ class CrewTools:
                     return f"Job {job_id} ended ({status.state}) after {format_duration(status.runtime_s())}."
                 if until == "progress" and _milestone(status) > marks[job_id]:
                     return f"Job {job_id} reached {status.progress}."
-            if self.budget.phase() != phase:
-                return f"The budget phase changed to {self.budget.phase()}."
+            if self.clock.phase() != phase:
+                return f"The budget phase changed to {self.clock.phase()}."
             waited = time.monotonic() - started
             if waited >= max_s:
                 return f"No job event in {format_duration(waited)}."
-            time.sleep(min(self.poll_s, max_s - waited, max(0.05, self.budget.time_left_s())))
+            time.sleep(min(self.poll_s, max_s - waited, max(0.05, self.clock.phase_left_s())))
 
     def job_ids(self) -> list[str]:
         return self.toolkit.jobs.ids()
@@ -254,7 +254,7 @@ class CrewTools:
             else []
         for status in shown:
             line = f"- {status.summary_line()}"
-            progress, work_left = status.progress, self.budget.work_left_s()
+            progress, work_left = status.progress, self.clock.work_left_s()
             if status.running and progress and progress.eta_s is not None and progress.eta_s > work_left:
                 elapsed = status.runtime_s() or 0.0
                 rate = progress.done / elapsed if elapsed else 0.0

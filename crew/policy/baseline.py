@@ -16,7 +16,7 @@ from pathlib import Path
 from challenges.framework.harness import Evaluation, evaluate, load_evaluations, release_unfinished
 from challenges.framework.spec import Challenge, Preset
 from crew.errors import EXIT_INTERRUPTED, CrewError
-from crew.run.clock import Deadline
+from crew.run.clock import Clock
 from crew.run.results import Outcome
 from crew.run.rundir import RunDir
 from crew.run.score_sets import record_set
@@ -38,17 +38,15 @@ def recipe_jobs(run: RunDir, challenge: Challenge, manager: type[JobManager] = J
 
 
 class BaselinePolicy:
-    def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, deadline: Deadline, trace: Trace,
+    picks_final = False  # what it submits is seed 0's model, as the recipe made it
+
+    def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, clock: Clock, trace: Trace,
                  score_context) -> None:
         self.run, self.challenge, self.preset = run, challenge, preset
-        self.deadline, self.trace, self.score_context = deadline, trace, score_context
+        self.clock, self.trace, self.score_context = clock, trace, score_context
         self.jobs = recipe_jobs(run, challenge)
         self.seed_records: list[Evaluation] = []  # every seed's scored record, for the reference
         self._used_saved_at = -USED_SAVE_EVERY_S
-
-    @property
-    def scoring_reserve_s(self) -> float:
-        return self.preset.score_minutes * 60.0
 
     @property
     def submission(self) -> Path:
@@ -58,8 +56,9 @@ class BaselinePolicy:
         return self.run.workspace / ("submission" if seed == 0 else f"submission-seed{seed}")
 
     def execute(self) -> Outcome:
-        """Train with the recipe, then score what it wrote, once per seed (the Policy protocol, crew/run/results.py).
-        Seed 0's record is the submission; a later seed that fails only leaves the noise unmeasured."""
+        """Train with the recipe, then score what it wrote, once per seed (the Policy protocol,
+        crew/policy/protocol.py). Seed 0's record is the submission; a later seed that fails only leaves the noise
+        unmeasured."""
         seeds = max(1, self.preset.baseline_seeds)
         for seed in range(seeds):
             record = self._train_and_score(seed, seeds - seed)
@@ -71,6 +70,10 @@ class BaselinePolicy:
                 f"only {len(self.seed_records)} of {seeds} seeds scored: the baseline's noise is not measured")
             return Outcome("submitted", submission=self.seed_records[0], note=note)
         return Outcome("no_submission", note=record.error if record is not None else "no artifact to score")
+
+    def reference_records(self, outcome: Outcome) -> list[Evaluation]:
+        """Its scored seeds are the challenge's baseline reference (crew/run/reference.py)."""
+        return (self.seed_records or [outcome.submission]) if outcome.submission else []
 
     def _train_and_score(self, seed: int = 0, seeds_left: int = 1) -> Evaluation | None:
         """The scored submission of one seed; None when there was nothing to score."""
@@ -102,13 +105,13 @@ class BaselinePolicy:
         """Run (or re-attach to) one seed's job, bounded by its share of the budget (each seed left keeps a
         scoring reserve); return its exit code."""
         name = self.job_name(seed)
-        reserve_s = self.scoring_reserve_s * seeds_left
+        reserve_s = self.clock.scoring_reserve_s(seeds_left)
         running = [s for s in map(self.jobs.status, self.jobs.ids()) if s.running and s.record.name == name]
         if running:
             job_id = running[0].record.id
             self.trace.emit("job_reattached", agent="baseline", job=job_id)
         else:
-            recipe_budget_s = (self.deadline.time_left_s() - reserve_s - STOP_GRACE_S / 3) / seeds_left
+            recipe_budget_s = self.clock.share_before_scoring_s(seeds_left, grace_s=STOP_GRACE_S / 3)
             command = self.challenge.baseline_command_line(
                 self.score_context.data_dir, self.submission_for(seed), budget_s=max(1.0, recipe_budget_s), seed=seed)
             deadline = time.time() + max(1.0, recipe_budget_s) + STOP_GRACE_S
@@ -121,11 +124,11 @@ class BaselinePolicy:
         return exit_code
 
     def _wait(self, job_id: str, reserve_s: float | None = None) -> int | None:
-        reserve_s = self.scoring_reserve_s if reserve_s is None else reserve_s
+        reserve_s = self.clock.scoring_reserve_s() if reserve_s is None else reserve_s
         try:
             while (status := self.jobs.status(job_id)).running:
-                self._save_used()
-                if self.deadline.time_left_s() < reserve_s - STOP_GRACE_S:
+                self._save_clock(reserve_s)
+                if self.clock.to_deadline_s() < reserve_s - STOP_GRACE_S:
                     log.warning("baseline recipe passed its time; stopping it (SIGTERM, then SIGKILL)")
                     status = self.jobs.stop(job_id)
                     break
@@ -137,14 +140,14 @@ class BaselinePolicy:
                             f"continue with `research-crew resume {self.run.root}`",
                             exit_code=EXIT_INTERRUPTED) from None
 
-    def _save_used(self) -> None:
-        """Save the budget used (for the active clock) every few seconds while the recipe runs."""
+    def _save_clock(self, reserve_s: float) -> None:
+        """Save the clock (the budget used, for the active clock) every few seconds while the recipe runs."""
         if time.monotonic() - self._used_saved_at >= USED_SAVE_EVERY_S:
-            self.deadline.save_used(self.run.state)
+            self.clock.save(self.run.state, reserve_s)
             self._used_saved_at = time.monotonic()
 
     def score(self, submission: Path, eval_id: str | None = None) -> Evaluation:
-        timeout_s = max(self.deadline.time_left_s(), 1.0)  # the reserve kept for scoring; never past the deadline
+        timeout_s = max(self.clock.to_deadline_s(), 1.0)  # the reserve kept for scoring; never past the deadline
         record = evaluate(self.challenge, submission, self.score_context, self.run.evaluations, timeout_s, eval_id)
         self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok,
                         score=None if self.challenge.blind else record.score,  # blind: the record keeps it

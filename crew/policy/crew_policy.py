@@ -19,8 +19,8 @@ from crew.loop.snapshots import load_journal
 from crew.loop.step_loop import CrewLoop, LoopEnd, LoopLimits
 from crew.loop.tools import CrewTools
 from crew.policy.floor import Floor
-from crew.run.budget import BudgetGuard
-from crew.run.clock import Deadline
+from crew.run.clock import Clock
+from crew.run.config import RunConfig
 from crew.run.devices import visible_devices
 from crew.run.disk_watch import DiskWatch
 from crew.run.ledger import Ledger
@@ -66,42 +66,46 @@ def build_clients(supervisor: ModelSpec, worker: ModelSpec, trace: Trace, positi
 
 
 class CrewPolicy:
-    def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, deadline: Deadline, trace: Trace,
+    picks_final = True  # the final pick chooses among its records (crew/run/final_pick.py)
+
+    def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, clock: Clock, trace: Trace,
                  score_context: ScoreContext, supervisor: ModelSpec, worker: ModelSpec,
                  limits: LoopLimits | None = None, memory: Any | None = None,
                  snapshot: dict[str, Any] | None = None, floor: bool = True,
                  retry_window_s: float | None = None) -> None:
-        self.run, self.challenge, self.preset, self.deadline = run, challenge, preset, deadline
+        self.run, self.challenge, self.preset, self.clock = run, challenge, preset, clock
         self.trace, self.score_context = trace, score_context
         self.specs = (supervisor, worker)
         self.limits = limits or LoopLimits()
         self.memory = memory
         self.snapshot = snapshot  # set when resuming
         self.retry_window_s = retry_window_s
-        self.floor = Floor(run, challenge, preset, deadline, trace, score_context) \
+        self.floor = Floor(run, challenge, preset, clock, trace, score_context) \
             if floor and Floor.applies(challenge) else None
 
     def execute(self) -> Outcome:
-        """Run the crew. However it ends, the jobs are stopped and the best verified record is submitted unless
-        the supervisor chose one; an outage, an interruption or an error leaves the run resumable."""
+        """Run the crew. However it ends, the jobs are stopped and the outcome says what the supervisor submitted,
+        if anything (the runner submits the best verified record otherwise); an outage, an interruption or an
+        error leaves the run resumable."""
         positions = (self.snapshot or {}).get("clients", {})
         clients, models = build_clients(*self.specs, trace=self.trace, positions=positions,
                                         retry_window=self.retry_window_s)
         ledger = Ledger(self.run.evaluations, self.challenge)
         measured = [r.duration_s for r in ledger.records() if r.ok]
-        budget = BudgetGuard(self.deadline, max([self.preset.score_minutes * 60.0, *measured]))
+        for duration_s in measured:  # a resumed run keeps wrap-up where the slowest scoring put it
+            self.clock.observe_scoring(duration_s)
         devices = visible_devices() if self.score_context.device == "cuda" else []
-        toolkit = Toolkit(self.run.root, workspace=self.run.workspace, budget=budget, devices=devices,
+        toolkit = Toolkit(self.run.root, workspace=self.run.workspace, clock=self.clock, devices=devices,
                           data_dir=self.score_context.data_dir,
                           sandbox=agent_sandbox(self.run.run_toml, self.preset, gpus=bool(devices)),
                           slurm_partition=slurm_partition(self.run.run_toml))
         tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger,
-                          plan=Plan.initial(self.deadline.budget_s), trace=self.trace,
+                          plan=Plan.initial(self.clock.budget_s), trace=self.trace,
                           score_context=self.score_context, evaluations_dir=self.run.evaluations,
-                          memory=self.memory, budget=budget)
+                          memory=self.memory, clock=self.clock)
         meter = UsageMeter(models)
-        loop = CrewLoop(preset=self.preset, tools=tools, clients=clients, meter=meter, budget=budget, trace=self.trace,
-                        state_dir=self.run.state, limits=self.limits, memories=self._memories())
+        loop = CrewLoop(preset=self.preset, tools=tools, clients=clients, meter=meter, clock=self.clock,
+                        trace=self.trace, state_dir=self.run.state, limits=self.limits, memories=self._memories())
         if self.snapshot is not None:
             self._resume(loop, tools)
         if self.floor is not None:
@@ -139,6 +143,9 @@ class CrewPolicy:
         outcome.interrupted = interrupted
         return outcome
 
+    def reference_records(self, outcome: Outcome) -> list:
+        return []  # only the baseline policy's scores are the challenge's reference
+
     def _memories(self) -> str:
         """What earlier runs on this challenge tried and how it scored, for the supervisor's briefing."""
         if self.memory is None:
@@ -168,9 +175,7 @@ class CrewPolicy:
                         inflight_evaluations=tools.inflight_evaluations, freed_evaluation_ids=freed)
 
     def _outcome(self, end: LoopEnd, ledger: Ledger, loop: CrewLoop, meter: UsageMeter) -> Outcome:
-        chosen = ledger.get(end.submitted) if end.submitted else None
-        if chosen is None:
-            chosen = ledger.best()  # the deadline or a stop: the best verified record is submitted
+        chosen = ledger.get(end.submitted) if end.submitted else None  # none: the runner submits the best
         total = meter.total
         usage = Usage(input=total.input, output=total.output, cache_read=total.cache_read,
                       cache_write=total.cache_write, cost_usd=round(meter.cost_usd, 6))
@@ -179,3 +184,14 @@ class CrewPolicy:
         return Outcome(status, submission=chosen if status == "submitted" else None, note=note,
                        steps=loop.state.step, usage=usage, unverified=loop.state.unverified,
                        supervisor_choice=chosen if end.submitted and chosen is not None else None)
+
+
+def open_memory(run: RunDir, config: RunConfig):
+    """The run's memory (its own store plus the global one); a run goes on without it if it cannot load."""
+    from memory import Memory, MemoryStoreError
+
+    try:
+        return Memory(run.root, run_id=run.run_id, challenge=config.challenge, preset=config.preset)
+    except MemoryStoreError as err:
+        log.warning("memory is off for this run: %s", err)
+        return None

@@ -23,7 +23,7 @@ from challenges.framework.harness import Evaluation
 from challenges.framework.spec import Challenge, Preset
 from crew.loop.sizing import SIZES
 from crew.policy.baseline import STOP_GRACE_S, BaselinePolicy, recipe_jobs
-from crew.run.clock import Deadline
+from crew.run.clock import Clock
 from crew.run.devices import visible_devices
 from crew.run.durations import format_duration
 from crew.run.ledger import Ledger
@@ -56,12 +56,12 @@ class _FloorJobs(JobManager):
 class Floor:
     """Runs and scores experiment 0 in a thread of its own while the crew works; `settle` waits for it."""
 
-    def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, deadline: Deadline, trace: Trace,
+    def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, clock: Clock, trace: Trace,
                  score_context) -> None:
-        self.recipe = BaselinePolicy(run, challenge, preset, deadline, trace, score_context)  # its job and scoring
+        self.recipe = BaselinePolicy(run, challenge, preset, clock, trace, score_context)  # its job and scoring
         self.recipe.jobs = recipe_jobs(run, challenge, manager=_FloorJobs)
         self.recipe.jobs.devices = visible_devices() if score_context.device == "cuda" else []
-        self.run, self.challenge, self.deadline, self.trace = run, challenge, deadline, trace
+        self.run, self.challenge, self.clock, self.trace = run, challenge, clock, trace
         self.submission = run.root / "floor" / "submission"
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -90,7 +90,7 @@ class Floor:
                 "floor of this run, submitted if nothing beats it. Your work must beat it.")
 
     def budget_s(self) -> float:
-        return floor_budget_s(self.deadline.budget_s)
+        return floor_budget_s(self.clock.budget_s)
 
     def settle(self, wait: bool = True) -> Evaluation | None:
         """The run ends: wait for the recipe (bounded by its job's own deadline) and its scoring; without
@@ -117,7 +117,7 @@ class Floor:
         jobs = self.recipe.jobs
         if FLOOR_JOB in jobs.ids():
             return
-        budget_s = min(self.budget_s(), max(1.0, self.deadline.time_left_s() - self.recipe.scoring_reserve_s))
+        budget_s = min(self.budget_s(), max(1.0, self.clock.to_deadline_s() - self.clock.scoring_reserve_s()))
         command = self.challenge.baseline_command_line(self.recipe.score_context.data_dir, self.submission,
                                                        budget_s=budget_s)
         self.submission.parent.mkdir(parents=True, exist_ok=True)

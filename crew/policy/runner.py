@@ -20,18 +20,16 @@ from challenges.framework.spec import Challenge, Preset
 from crew.agent.specs import ModelSpec, default_spec, parse_spec, require_usable
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, EXIT_NO_SUBMISSION, CrewError
 from crew.loop.snapshots import load_snapshot
-from crew.loop.step_loop import LoopLimits
-from crew.policy.baseline import BaselinePolicy
-from crew.policy.crew_policy import CrewPolicy
+from crew.policy.protocol import Policy, make_policy
 from crew.run import reference
-from crew.run.clock import Deadline
+from crew.run.clock import Clock
 from crew.run.cluster import check_jobs
 from crew.run.config import RunConfig, check_run_dir
 from crew.run.devices import gpu_count
 from crew.run.durations import format_duration, parse_duration
 from crew.run.final_pick import final_pick
 from crew.run.ledger import Ledger
-from crew.run.results import Outcome, Policy, build_result, write_report, write_result
+from crew.run.results import Outcome, build_result, write_report, write_result
 from crew.run.rundir import RunDir
 from crew.run.sandboxing import check_sandbox, parse_choice, sandbox_line
 from crew.run.trace import Trace
@@ -109,11 +107,11 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
         max_cost = default_cost_cap(budget_s)
     run = RunDir.create(challenge.name, request.run_dir)
     try:
-        deadline = Deadline.start(budget_s)
+        clock = Clock.start(budget_s, request.budget_clock, scoring_s=preset.score_minutes * 60.0)
         config = RunConfig(
             run_id=run.run_id, challenge=challenge.name, challenge_dir=str(challenge.directory),
             preset=preset.name, model=str(spec), supervisor_model=str(supervisor_spec),
-            worker_model=str(worker_spec), budget_s=budget_s, started_at=deadline.started_at,
+            worker_model=str(worker_spec), budget_s=budget_s, started_at=clock.started_at,
             device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
             budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network, floor=request.floor,
             retry_window_s=retry_window, requirements_env=str(requirements_env) if requirements_env else None,
@@ -139,11 +137,11 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
                    budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock,
                    sandbox=sandbox, agent_network=agent_network)
     except Exception as err:  # stopped before its first step: result.json says why
-        _record_early_end(run, config, challenge, deadline, trace, f"setup failed: {type(err).__name__}: {err}")
+        _record_early_end(run, config, challenge, clock, trace, f"setup failed: {type(err).__name__}: {err}")
         raise
     say(f"run {run.root} (budget {format_duration(budget_s)}, {device})")
     say(sandbox_line(sandbox, agent_network, baseline=baseline))
-    return _run_policy(run, config, challenge, preset, data, deadline, trace)
+    return _run_policy(run, config, challenge, preset, data, clock, trace)
 
 
 def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -166,62 +164,91 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     except ChallengeError as err:
         raise CrewError(err.message, err.hint) from err
     snapshot = load_snapshot(run.state)
-    deadline = Deadline.resume(config.budget_clock, config.started_at, config.budget_s, run.state)
+    clock = Clock.resume(config.budget_s, config.started_at, config.budget_clock, run.state,
+                         scoring_s=preset.score_minutes * 60.0)
     resumes = sum(e["kind"] == "resumed" for e in trace.events()) + 1
     say(f"resuming {run.root} at step {snapshot['step'] if snapshot else 0} "
-        f"({format_duration(deadline.time_left_s())} left); resume #{resumes}")
+        f"({format_duration(clock.to_deadline_s())} left); resume #{resumes}")
     say(sandbox_line(config.sandbox, config.agent_network, baseline=config.model == "baseline"))
     if snapshot is None:
         trace.emit("resumed", from_step=0)
-    return _run_policy(run, config, challenge, preset, data, deadline, trace, snapshot=snapshot, resumes=resumes)
+    return _run_policy(run, config, challenge, preset, data, clock, trace, snapshot=snapshot, resumes=resumes)
 
 
-def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Preset, data, deadline: Deadline,
+def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Preset, data, clock: Clock,
                 trace: Trace, snapshot: dict | None = None, resumes: int = 0) -> tuple[int, RunDir]:
     """Run the configured policy and always end with result.json, the trace's end and report.md."""
     _limit_gpu_memory(preset, config.device)
     ctx = ScoreContext(challenge=challenge.name, preset=preset.name, data_dir=data.data_dir,
                        private_dir=data.private_dir, scratch_dir=run.scratch, device=config.device,
                        time_limit_s=preset.score_minutes * 60)
-    def make_policy() -> Policy:
-        if config.model == "baseline":
-            return BaselinePolicy(run, challenge, preset, deadline, trace, ctx)
-        return CrewPolicy(run, challenge, preset, deadline, trace, ctx, parse_spec(config.supervisor_model),
-                          parse_spec(config.worker_model), limits=LoopLimits(max_cost_usd=config.max_cost_usd),
-                          memory=None if challenge.blind else _memory(run, config), snapshot=snapshot,
-                          floor=config.floor, retry_window_s=config.retry_window_s)
-
     try:
-        exit_code, outcome, policy = _execute(make_policy, run, challenge)
+        policy = make_policy(run, config, challenge, preset, clock, trace, ctx, snapshot)
     except CrewError as err:  # bad input found only now: the run still ends with a result.json saying why
-        _record_early_end(run, config, challenge, deadline, trace, f"{err.message} ({err.hint})")
+        _record_early_end(run, config, challenge, clock, trace, f"{err.message} ({err.hint})")
         raise
+    outcome = _execute(policy, run)
     outcome.resumes = resumes
-    if config.model != "baseline" and outcome.submission is not None:
-        _pick_submission(run, challenge, outcome, trace)
-    if outcome.submission is not None:  # what is submitted must be what was scored
-        outcome.submission, changed = Ledger(run.evaluations, challenge).checked_submission(outcome.submission)
-        if changed:
-            trace.emit("submission_checked", note=changed)
-            outcome.note = f"{outcome.note}; {changed}".strip("; ")
-            outcome.status = "submitted" if outcome.submission else "no_submission"
-    if config.model == "baseline" and outcome.submission:  # the baseline policy's scores are the reference
-        seeds = getattr(policy, "seed_records", None) or [outcome.submission]
+    _settle_submission(policy, outcome, run, challenge, trace)
+    if seeds := policy.reference_records(outcome):  # the baseline policy's scores are the reference
         reference.record_baseline_scores(challenge.name, preset.name, [r.full for r in seeds],
                                          [r.score for r in seeds], run.run_id, challenge.metric.name)
     baseline = reference.baseline(challenge.name, preset.name, challenge.metric.name)
-    write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(), baseline))
+    write_result(run, build_result(config, challenge, outcome, clock.elapsed_s(), baseline))
+    exit_code = exit_code_of(outcome)
     trace.emit("run_finished", status=outcome.status, exit_code=exit_code, note=outcome.note)
     write_report(run, challenge)
     return exit_code, run
 
 
-def _pick_submission(run: RunDir, challenge: Challenge, outcome: Outcome, trace: Trace) -> None:
+def _execute(policy: Policy, run: RunDir) -> Outcome:
+    """Run the policy; every way it can end becomes an Outcome, so result.json is always written. A run stopped
+    early (a signal, an error) stays resumable."""
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return policy.execute()
+    except CrewError as err:
+        if err.exit_code != EXIT_INTERRUPTED:
+            raise
+        return Outcome("no_submission", note=err.message, interrupted=True)
+    except KeyboardInterrupt:
+        return Outcome("no_submission", note="interrupted", interrupted=True)
+    except Exception as err:  # a bug or a broken recipe: recorded, and the run still ends with its files
+        (run.root / "error.txt").write_text(traceback.format_exc())
+        return Outcome("failed", note=f"{type(err).__name__}: {err} (see error.txt)", interrupted=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _settle_submission(policy: Policy, outcome: Outcome, run: RunDir, challenge: Challenge, trace: Trace) -> None:
+    """The one place that decides what is submitted, however the run ended: the policy's submission, else the
+    best verified evaluation; for a policy that picks, the final pick; and always what was scored."""
+    ledger = Ledger(run.evaluations, challenge)
+    if outcome.submission is None and (best := ledger.best()) is not None:
+        outcome.status, outcome.submission = "submitted", best
+    if policy.picks_final and outcome.submission is not None:
+        _pick_submission(ledger, challenge, outcome, trace)
+    if outcome.submission is not None:  # what is submitted must be what was scored
+        outcome.submission, changed = ledger.checked_submission(outcome.submission)
+        if changed:
+            trace.emit("submission_checked", note=changed)
+            outcome.note = f"{outcome.note}; {changed}".strip("; ")
+            outcome.status = "submitted" if outcome.submission else "no_submission"
+
+
+def exit_code_of(outcome: Outcome) -> int:
+    """Stopped early: resumable (3); else submitted (0) or not (1)."""
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_DONE if outcome.status == "submitted" else EXIT_NO_SUBMISSION
+
+
+def _pick_submission(ledger: Ledger, challenge: Challenge, outcome: Outcome, trace: Trace) -> None:
     """However the crew ended (its supervisor's submit, the automatic best, an error), the final pick decides
     what is submitted: the best held-out score among the top dev records (crew/run/final_pick.py)."""
     # Blind: the supervisor chose without seeing a score, so the harness's own best record decides.
     choice = None if challenge.blind else outcome.supervisor_choice
-    pick = final_pick(Ledger(run.evaluations, challenge).records(), challenge, choice)
+    pick = final_pick(ledger.records(), challenge, choice)
     if pick.submission is not None:
         outcome.submission = pick.submission
     outcome.pick = pick.to_dict()
@@ -230,40 +257,11 @@ def _pick_submission(run: RunDir, challenge: Challenge, outcome: Outcome, trace:
                supervisor_choice=pick.supervisor_choice, candidates=[c.id for c in pick.candidates])
 
 
-def _execute(make_policy: Callable[[], Policy], run: RunDir,
-             challenge: Challenge) -> tuple[int, Outcome, Policy | None]:
-    """Make and run the policy; every way it can end becomes an Outcome, so result.json is always written.
-    Whatever stopped it, the best verified evaluation is submitted; a run stopped early stays resumable (exit 3)."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    policy = None
-    try:
-        policy = make_policy()
-        outcome = policy.execute()
-    except CrewError as err:
-        if err.exit_code != EXIT_INTERRUPTED:
-            raise
-        outcome = Outcome("no_submission", note=err.message, interrupted=True)
-    except KeyboardInterrupt:
-        outcome = Outcome("no_submission", note="interrupted", interrupted=True)
-    except Exception as err:  # a bug or a broken recipe: recorded, and the run still ends with its files
-        (run.root / "error.txt").write_text(traceback.format_exc())
-        outcome = Outcome("failed", note=f"{type(err).__name__}: {err} (see error.txt)", interrupted=True)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    if outcome.interrupted and outcome.submission is None:
-        best = Ledger(run.evaluations, challenge).best()
-        if best is not None:
-            outcome.status, outcome.submission = "submitted", best
-    if outcome.interrupted:
-        return EXIT_INTERRUPTED, outcome, policy
-    return (EXIT_DONE if outcome.status == "submitted" else EXIT_NO_SUBMISSION), outcome, policy
-
-
-def _record_early_end(run: RunDir, config: RunConfig, challenge: Challenge, deadline: Deadline, trace: Trace,
+def _record_early_end(run: RunDir, config: RunConfig, challenge: Challenge, clock: Clock, trace: Trace,
                       note: str) -> None:
     """A run that stopped before its first step: result.json and the trace's end say why."""
     outcome = Outcome("failed", note=note)
-    write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(),
+    write_result(run, build_result(config, challenge, outcome, clock.elapsed_s(),
                                    reference.baseline(challenge.name, config.preset, challenge.metric.name)))
     trace.emit("run_finished", status="failed", exit_code=EXIT_NO_SUBMISSION, note=note)
 
@@ -312,17 +310,6 @@ def _choose_models(request: RunRequest) -> tuple[ModelSpec, ModelSpec, str]:
     for role in dict.fromkeys((supervisor, worker)):
         require_usable(role)
     return supervisor, worker, why
-
-
-def _memory(run: RunDir, config: RunConfig):
-    """The run's memory (its own store plus the global one); a run goes on without it if it cannot load."""
-    from memory import Memory, MemoryStoreError
-
-    try:
-        return Memory(run.root, run_id=run.run_id, challenge=config.challenge, preset=config.preset)
-    except MemoryStoreError as err:
-        log.warning("memory is off for this run: %s", err)
-        return None
 
 
 def _requirements_env(challenge: Challenge, say: Callable[[str], None]) -> Path | None:

@@ -17,6 +17,7 @@ from typing import Any
 from challenges.framework.spec import default_score_minutes
 from crew.errors import EXIT_INTERRUPTED
 from crew.reporting.jobs_view import JobView, read_jobs
+from crew.run.clock import observed_elapsed_s, read_saved
 from crew.run.score_sets import record_set
 
 
@@ -90,7 +91,8 @@ class RunWatcher:
             self._events.apply(event)
         snap = RunSnapshot(root=self.root, config=config)
         snap.budget_s = float(config.get("budget_s", 0.0))
-        snap.reserve_s = self._events.reserve_s or _scoring_reserve_s(config)
+        # The reserve as the run's clock last saved it (it grows with slow scorings), else the preset's.
+        snap.reserve_s = float(read_saved(self.root / "state").get("reserve_s") or _scoring_reserve_s(config))
         self._events.fill(snap)
         self._fill_evaluations(snap)
         snap.jobs = read_jobs(self.root / "jobs")
@@ -150,11 +152,14 @@ class RunWatcher:
         started_at = float(config.get("started_at", 0.0))
         if ended is None:
             snap.state = "running" if config else "starting"
-            snap.elapsed_s = time.time() - started_at if started_at else 0.0
+            mode, state = config.get("budget_clock", "wall"), self.root / "state"
+            snap.elapsed_s = observed_elapsed_s(started_at, mode, state)
+            if not self._events.phase and snap.budget_s:  # the baseline policy has no phase events
+                snap.phase = "wrap-up" if snap.remaining_s <= snap.reserve_s else "work"
             if started_at and _abandoned(self.root, started_at + snap.budget_s):
                 snap.state = snap.phase = "abandoned"
                 snap.note = "no end recorded: `research-crew resume` continues it"
-                snap.elapsed_s = max(0.0, _last_write(self.root) - started_at)
+                snap.elapsed_s = observed_elapsed_s(started_at, mode, state, stopped_at=_last_write(self.root))
             return
         snap.state = "interrupted" if ended.get("exit_code") == EXIT_INTERRUPTED else "finished"
         snap.status, snap.note = ended.get("status"), ended.get("note", "")
@@ -173,7 +178,6 @@ class _EventState:
 
     def __init__(self) -> None:
         self.phase: str | None = None
-        self.reserve_s: float | None = None
         self.agent: str | None = None
         self.subtasks: dict[str, dict[str, Any]] = {}  # under way, by subtask id
         self.tokens = dict.fromkeys(TOKEN_KEYS, 0)
@@ -193,7 +197,6 @@ class _EventState:
             self.finished = event
         elif kind == "phase":
             self.phase = event.get("phase")
-            self.reserve_s = event.get("reserve_s", self.reserve_s)
         elif kind == "subtask_started":
             key = event.get("subtask_id") or event.get("role")
             self.subtasks[key] = {k: event.get(k) for k in ("role", "subtask", "minutes", "t")}
@@ -212,10 +215,6 @@ class _EventState:
         snap.steps, snap.resumes, snap.last_event_t = self.steps, self.resumes, self.last_t
         if self.phase:
             snap.phase = self.phase
-        elif snap.budget_s:  # before the budget guard's phase events existed: derive it from the clock
-            started_at = float(snap.config.get("started_at", 0.0))
-            left = snap.budget_s - (time.time() - started_at)
-            snap.phase = "wrap-up" if left <= snap.reserve_s else "work"
 
 
 def _abandoned(root: Path, deadline: float) -> bool:

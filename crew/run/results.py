@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from challenges.framework.harness import Evaluation
 from challenges.framework.spec import Challenge
@@ -39,17 +39,6 @@ class Outcome:
     interrupted: bool = False  # stopped by an outage, a signal or an error: `resume` continues it (exit 3)
     supervisor_choice: Evaluation | None = None  # the record the supervisor submitted, if it did
     pick: dict[str, Any] = field(default_factory=dict)  # how the submission was chosen (crew/run/final_pick.py)
-
-
-class Policy(Protocol):
-    """How a run is worked: the baseline recipe (crew/policy/baseline.py) or the LLM crew (crew/policy/crew_policy.py).
-    `execute` returns how it ended; a policy that stops on an error raises, and the runner still submits the
-    best verified evaluation."""
-
-    run: RunDir
-    challenge: Challenge
-
-    def execute(self) -> Outcome: ...
 
 
 def build_result(config: RunConfig, challenge: Challenge, outcome: Outcome, elapsed_s: float,

@@ -1,4 +1,4 @@
-"""Resume after SIGKILL (also mid-checkpoint), and the budget guard's wrap-up of a job that cannot finish."""
+"""Resume after SIGKILL (also mid-checkpoint), and the run clock's wrap-up of a job that cannot finish."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ def test_a_cell_longer_than_its_budget_ends_with_a_result_before_its_slurm_time_
     outcome = json.loads((run_dir / "result.json").read_text())
     assert not outcome.get("resumable"), outcome
     log = (bench / "logs" / "endless--baseline--1.log").read_text()
-    assert "--time=" not in log and "DUE TO TIME LIMIT" not in log, log  # the budget guard ended it first
+    assert "--time=" not in log and "DUE TO TIME LIMIT" not in log, log  # the run's clock ended it first
     assert "1 finished" in cli("status", str(bench), env=env).stdout
 
 

@@ -58,3 +58,21 @@ def test_status_and_runs_name_what_is_wrong(tmp_path):
     missing = invoke("status", str(tmp_path), code=2).output
     assert "not a run directory" in missing and "hint:" in missing
     assert "is not a folder" in invoke("runs", str(tmp_path / "nope"), code=2).output
+
+
+def test_the_panel_reads_elapsed_time_and_reserve_from_the_run_s_clock(tmp_path):
+    """On the active clock a run that was down for an hour has used what its clock saved, not the wall time
+    since its start; the reserve shown is the one the run keeps (it used to be recomputed from the preset)."""
+    from crew.reporting.snapshot import read_snapshot
+    from crew.run.clock import Clock
+
+    run = tmp_path / "run"
+    (run / "state").mkdir(parents=True)
+    started = time.time() - 3600  # an hour ago; the run was down for most of it
+    (run / "run.toml").write_text(f'run_id = "r"\nbudget_s = 7200.0\nstarted_at = {started}\n'
+                                  'budget_clock = "active"\n')
+    clock = Clock(budget_s=7200.0, started_at=time.time() - 600, mode="active", scoring_s=300.0)
+    clock.save(run / "state")
+    snap = read_snapshot(run)
+    assert 600 <= snap.elapsed_s < 660, snap.elapsed_s
+    assert snap.reserve_s == clock.wrapup_s == 1.25 * 300 + 72  # the scoring margin and the final 1%

@@ -24,12 +24,12 @@ if sys.path[0] != _ROOT:
 
 @dataclass
 class FixedBudget:
-    """A TimeLeft whose deadline is `seconds` after creation."""
+    """A PhaseClock whose phase ends is `seconds` after creation."""
 
     seconds: float
     _start: float = field(default_factory=lambda: __import__("time").monotonic())
 
-    def time_left_s(self) -> float:
+    def phase_left_s(self) -> float:
         import time
 
         return self.seconds - (time.monotonic() - self._start)

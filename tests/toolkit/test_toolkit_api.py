@@ -7,7 +7,7 @@ import typing
 from pathlib import Path
 
 from crew.loop.tools import ENGINEER_TOOLKIT, SCOUT_TOOLKIT
-from toolkit import TimeLeft, Toolkit, ToolkitError
+from toolkit import PhaseClock, Toolkit, ToolkitError
 
 
 def test_every_tool_is_a_typed_documented_method(tmp_path: Path) -> None:
@@ -31,9 +31,9 @@ def test_layout_under_the_run_dir(tmp_path: Path) -> None:
 
 def test_budget_protocol_and_error_type() -> None:
     class Budget:
-        def time_left_s(self) -> float:
+        def phase_left_s(self) -> float:
             return 5.0
 
-    assert isinstance(Budget(), TimeLeft)
+    assert isinstance(Budget(), PhaseClock)
     err = ToolkitError("bad thing", "do this instead")
     assert str(err) == "bad thing (do this instead)" and err.hint == "do this instead"

@@ -94,7 +94,7 @@ def test_background_leftovers_are_stopped_after_a_normal_exit(tk: Toolkit, sandb
 
 
 def test_timeout_is_capped_by_the_budget(tmp_path: Path, fixed_budget, sandbox) -> None:
-    tk = Toolkit(tmp_path / "run", budget=fixed_budget(1.0), command_grace_s=0.5, sandbox=sandbox)
+    tk = Toolkit(tmp_path / "run", clock=fixed_budget(1.0), command_grace_s=0.5, sandbox=sandbox)
     started = time.monotonic()
     result = tk.run_bash("sleep 30", timeout_s=600)
     assert result.timed_out and time.monotonic() - started < 3.5
@@ -102,7 +102,7 @@ def test_timeout_is_capped_by_the_budget(tmp_path: Path, fixed_budget, sandbox) 
 
 
 def test_spent_budget_runs_nothing(tmp_path: Path, fixed_budget) -> None:
-    tk = Toolkit(tmp_path / "run", budget=fixed_budget(0.0))
+    tk = Toolkit(tmp_path / "run", clock=fixed_budget(0.0))
     answer = tk.run_bash("touch ran", timeout_s=10)
     assert "budget is spent" in str(answer) and not (tk.workspace / "ran").exists()
 

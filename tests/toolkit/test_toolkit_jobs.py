@@ -101,7 +101,7 @@ def test_fresh_toolkit_learns_the_exit_status(run_dir: Path, sandbox) -> None:
 
 
 def test_job_past_its_deadline_is_stopped_without_being_asked(run_dir: Path, sandbox, fixed_budget) -> None:
-    tk = Toolkit(run_dir, budget=fixed_budget(1.0), job_grace_s=1, sandbox=sandbox)
+    tk = Toolkit(run_dir, clock=fixed_budget(1.0), job_grace_s=1, sandbox=sandbox)
     status = tk.start_job("sleep 1000", "too-long")
     assert isinstance(status, JobStatus) and status.record.deadline is not None
     pid = status.record.pid

@@ -55,7 +55,7 @@ def restore_loop(loop: Any, snapshot: dict[str, Any], journal: dict[str, dict[st
         saved = snapshot["contexts"].get(f"worker:{sub.id}") or snapshot["contexts"]["worker"]  # or an older save's
         worker.context.restore(saved, journal)
         worker.mark_turn_boundary()
-    loop.tools.workers.running = [s.role for s in loop.state.subtasks]
+    loop.tools.workers.at_work([s.role for s in loop.state.subtasks])
 
 
 def load_snapshot(state_dir: Path) -> dict[str, Any] | None:

@@ -67,6 +67,16 @@ class WorkerSlots:
     def reserve(self, role: str) -> None:
         self.reserved.append(role)
 
+    def allow(self, max_workers: int) -> None:
+        self.max_workers = max_workers
+
+    def at_work(self, roles: list[str]) -> None:
+        self.running = list(roles)
+
+    def turn_over(self) -> None:
+        """The supervisor's turn ended: what it delegated is at work now (or was refused)."""
+        self.reserved = []
+
 
 @dataclass
 class LoopState:

@@ -6,13 +6,13 @@ takes its turns as an asyncio task of its own, so a scout searches while the eng
 job; the supervisor gets a turn whenever no subtask is under way or one has reported. Decisions come back as
 typed signals with the turn; limits are raised by `_check_limits` and caught in `run`, the one place a run
 ends. Everything between steps is plain data (`LoopState`), saved after every step; a worker's turn still
-under way is saved as it was before that turn.
+under way is saved as it was before that turn. The subtasks' side (their workers' turns, how each ends) is in
+crew/loop/subtasks.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +20,12 @@ from challenges.framework.spec import Preset
 from crew.agent.context import BoundedContext
 from crew.agent.replay import ReplayExhausted
 from crew.agent.session import AgentSession, Turn
-from crew.agent.signals import Delegated, LimitExceeded, Reported, Submitted, SubtaskOver, Waiting
+from crew.agent.signals import Delegated, LimitExceeded, Submitted, Waiting
 from crew.agent.usage_meter import UsageMeter
-from crew.loop.prompts import (
-    report_note,
-    subtask_brief,
-    supervisor_briefing,
-    supervisor_system,
-    worker_system,
-    wrapup_note,
-)
+from crew.loop.prompts import supervisor_briefing, supervisor_system, worker_system, wrapup_note
 from crew.loop.snapshots import restore_loop, save_loop
-from crew.loop.state import LoopEnd, LoopLimits, LoopState, Subtask, observation_digest
+from crew.loop.state import LoopEnd, LoopLimits, LoopState
+from crew.loop.subtasks import SubtaskSteps
 from crew.loop.tools import CrewTools
 from crew.run.clock import Clock
 from crew.run.durations import format_duration
@@ -40,7 +34,7 @@ from crew.run.trace import Trace
 TURN_GRACE_S = 30.0
 
 
-class CrewLoop:
+class CrewLoop(SubtaskSteps):
     def __init__(self, *, preset: Preset, tools: CrewTools, clients: dict[str, Any], meter: UsageMeter,
                  clock: Clock, trace: Trace, state_dir: Path, limits: LoopLimits | None = None,
                  memories: str = "") -> None:
@@ -54,7 +48,7 @@ class CrewLoop:
         # What existed when each turn under way began: a save names only those as done, so that after a crash
         # the turn, done again, re-attaches to the jobs and records it had begun (crew_policy._resume).
         self._before_turn: dict[str, tuple[set[str], set[str]]] = {}
-        self.tools.workers.max_workers = self.limits.max_workers
+        self.tools.workers.allow(self.limits.max_workers)
 
     def _session(self, role: str) -> AgentSession:
         challenge, preset = self.tools.challenge, self.preset
@@ -115,7 +109,8 @@ class CrewLoop:
         except BaseException:  # the briefing was never answered: its news goes into the next one (a resume's too)
             self.state.notes = notes + self.state.notes
             raise
-        self.state.supervisor_due, self.tools.workers.reserved = False, []
+        self.state.supervisor_due = False
+        self.tools.workers.turn_over()
         ran = any(not r["is_error"] for r in turn.results)
         self.state.no_calls = 0 if ran or turn.decisions else self.state.no_calls + 1
         decision = turn.decision
@@ -147,94 +142,6 @@ class CrewLoop:
         self.trace.emit("waited", agent="supervisor", event=event)
         return f"Waited: {event}"
 
-    def _start_subtask(self, delegated: Delegated) -> None:
-        seconds = min(delegated.minutes * 60, self.clock.phase_left_s())
-        self.state.started_subtasks += 1
-        sub = Subtask(f"{delegated.role}-{self.state.started_subtasks}", delegated.role, delegated.subtask,
-                      delegated.minutes, ends_at_s=self.clock.elapsed_s() + seconds)
-        others = [s.id for s in self.state.subtasks]
-        sub.next_message = subtask_brief(delegated, self.tools, self.clock, others)
-        self.state.subtasks.append(sub)
-        self.tools.workers.running = [s.role for s in self.state.subtasks]
-        self.trace.emit("subtask_started", agent="supervisor", subtask_id=sub.id, role=delegated.role,
-                        subtask=delegated.subtask, minutes=delegated.minutes)
-        self.workers[sub.id] = self._session(delegated.role)
-
-
-    async def _workers_step(self) -> None:
-        """Let every subtask's worker take turns until one turn ends (or a poll passes: limits, a save)."""
-        for sub in self.state.subtasks:
-            if sub.id not in self._turns:
-                self._turns[sub.id] = asyncio.create_task(self._worker_step(sub), name=sub.id)
-        done, _ = await asyncio.wait(self._turns.values(), timeout=self.limits.round_poll_s,
-                                     return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            del self._turns[task.get_name()]
-            task.result()  # a worker's error is the run's (crew_policy ends it resumable)
-
-    async def _cancel_worker_turns(self) -> None:
-        """The run ends: turns under way are cancelled (each call started gets its result, crew/agent/session.py)."""
-        for task in self._turns.values():
-            task.cancel()
-        await asyncio.gather(*self._turns.values(), return_exceptions=True)
-        self._turns.clear()
-
-    async def _worker_step(self, sub: Subtask) -> None:
-        worker = self.workers[sub.id]
-        try:
-            if stop := sub.stop or self._subtask_over(sub):
-                raise SubtaskOver(stop)
-            sub.steps += 1
-            self._before_turn[sub.id] = (set(self.tools.job_ids()), {r.id for r in self.tools.ledger.records()})
-            try:
-                turn = await self._turn(worker, sub.next_message, agent=sub.id)
-            finally:
-                self._before_turn.pop(sub.id, None)
-            sub.next_message = f"[budget] {self.clock.line()}"
-            if isinstance(turn.decision, Reported):
-                return self._end_subtask(sub, turn.decision, None)
-            self._watch_repeats(sub, turn)
-        except SubtaskOver as over:
-            self._end_subtask(sub, await self._final_report(sub, str(over)), str(over))
-        except ReplayExhausted as err:
-            self._end_subtask(sub, None, f"its model had no more answers ({err})")
-
-    def _subtask_over(self, sub: Subtask) -> str | None:
-        if sub.steps >= self.limits.subtask_steps:
-            return f"it used its {self.limits.subtask_steps} steps"
-        if self.clock.elapsed_s() >= sub.ends_at_s:
-            return "its time allotment ran out"
-        return None
-
-    def _watch_repeats(self, sub: Subtask, turn: Turn) -> None:
-        digest = observation_digest(turn.calls, turn.text, turn.results)
-        sub.signatures = [*sub.signatures, digest][-self.limits.repeat_limit:]
-        if len(sub.signatures) == self.limits.repeat_limit and len(set(sub.signatures)) == 1:
-            sub.stop = f"it repeated the same actions and observations {self.limits.repeat_limit} times"
-            self.trace.emit("worker_stopped", agent=sub.role, subtask_id=sub.id, reason=sub.stop)
-
-    async def _final_report(self, sub: Subtask, reason: str) -> Reported | None:
-        """A stopped worker is asked once for its report (it may call nothing else)."""
-        try:
-            ask = (f"[crew] Stop now: {reason}. Call report(...) with what you did, which evaluations you made "
-                   "and what you learned.")
-            turn = await self._turn(self.workers[sub.id], ask, only_tool="report", agent=sub.id)
-        except ReplayExhausted:
-            return None
-        return turn.decision if isinstance(turn.decision, Reported) else None
-
-    def _end_subtask(self, sub: Subtask, reported: Reported | None, stopped: str | None) -> None:
-        report = reported.report if reported else None
-        self.trace.emit("subtask_finished", agent=sub.role, subtask_id=sub.id, report=report, stopped=stopped)
-        self.state.subtasks.remove(sub)
-        self.workers.pop(sub.id)
-        self.tools.workers.running = [s.role for s in self.state.subtasks]
-        self.state.supervisor_due = True
-        self._check_claims(sub.role, json.dumps(report or {}))
-        self.state.notes.append(report_note(sub.id if self.state.started_subtasks > 1 else sub.role, report,
-                                            stopped))
-
-
     async def _turn(self, session: AgentSession, message: str | None, only_tool: str | None = None,
                     agent: str | None = None) -> Turn:
         """One agent turn, bounded by the start of the final phase (commands inside it by their own phase)."""
@@ -260,16 +167,6 @@ class CrewLoop:
         for claim in self.tools.ledger.unverified_claims(text):
             self.state.unverified.append({"agent": role, "value": claim.value, "context": claim.context})
             self.trace.emit("unverified_claim", agent=role, value=claim.value, context=claim.context)
-
-
-    def known_jobs(self) -> list[str]:
-        """Jobs no turn under way may have started."""
-        jobs = set(self.tools.job_ids())
-        return sorted(jobs.intersection(*(before[0] for before in self._before_turn.values())))
-
-    def known_evaluations(self) -> list[str]:
-        records = {r.id for r in self.tools.ledger.records()}
-        return sorted(records.intersection(*(before[1] for before in self._before_turn.values())))
 
     def save(self) -> None:
         save_loop(self)

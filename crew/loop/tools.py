@@ -81,6 +81,15 @@ class CrewTools:
             return "Give a positive number of minutes."
         raise Waiting(float(minutes))
 
+    def adopt_unfinished(self, known_jobs: set[str], known_evaluations: set[str]) -> None:
+        """After a resume: the jobs and records that the step cut short had begun, for its redo to re-attach to
+        instead of starting them again."""
+        for job_id in self.job_ids():
+            if job_id not in known_jobs:
+                record = self.toolkit.jobs.status(job_id).record
+                self.inflight_jobs[(record.command, record.name)] = job_id
+        self.inflight_evaluations = [r.id for r in self.ledger.records() if r.id not in known_evaluations]
+
     # -- the workers' tools -----------------------------------------------------------------------
 
     def start_job(self, command: str, name: str, timeout_s: float | None = None, gpus: int | None = None) -> str:

@@ -165,12 +165,7 @@ class CrewPolicy:
         """Continue from the last completed step; reconcile what the step in flight had begun."""
         loop.restore(self.snapshot, load_journal(self.run.state))
         freed = release_unfinished(self.run.evaluations)
-        known_jobs, known_evals = set(self.snapshot["known_jobs"]), set(self.snapshot["known_evaluations"])
-        for job_id in tools.job_ids():
-            if job_id not in known_jobs:
-                record = tools.toolkit.jobs.status(job_id).record
-                tools.inflight_jobs[(record.command, record.name)] = job_id
-        tools.inflight_evaluations = [r.id for r in tools.ledger.records() if r.id not in known_evals]
+        tools.adopt_unfinished(set(self.snapshot["known_jobs"]), set(self.snapshot["known_evaluations"]))
         self.trace.emit("resumed", from_step=loop.state.step, inflight_jobs=sorted(tools.inflight_jobs.values()),
                         inflight_evaluations=tools.inflight_evaluations, freed_evaluation_ids=freed)
 

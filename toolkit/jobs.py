@@ -90,7 +90,11 @@ class JobStatus:
         return "\n".join(lines)
 
 
-class DevicesBusy(ToolkitError):
+class JobRefused(ToolkitError):
+    """A job was not started: what it needs is not free now."""
+
+
+class DevicesBusy(JobRefused):
     """The GPUs a job asks for are not free (or not there)."""
 
 
@@ -102,6 +106,7 @@ class JobManager:
     """Starts and tracks jobs under `jobs_dir`; any number of managers (in any process) may share it."""
 
     start_wait_s = _START_WAIT_S  # start() returns once the job runs, or after this long
+    max_jobs: int | None = None  # no bound of its own: local jobs are bounded by the GPUs (SLURM: the setting)
 
     def __init__(self, jobs_dir: Path, *, cwd: Path, env: Mapping[str, str], grace_s: float = 30.0,
                  sandbox: Sandbox | None = None, devices: Sequence[str] = ()) -> None:

@@ -4,7 +4,8 @@ Each job is the same runner as a local job (toolkit.jobrunner: the sandboxed com
 status in job.json), started on a compute node by sbatch instead of as a local process. So the job directory
 must be on a path the compute nodes see (the run directory, on a shared file system). SLURM adds:
 - GPUs as `--gres=gpu:N`: the scheduler allocates them, so a job waits in the queue instead of failing when they
-  are busy (the per-GPU slot rule becomes per-allocation);
+  are busy: the slot is a SLURM allocation, not a GPU of this machine. `max_jobs` (`run --max-jobs`) bounds how
+  many the run holds at once, queued or running, whichever engineer started them;
 - `--time` a few minutes past the job's deadline (the start of wrap-up) and `--signal=B:TERM@…` after the
   deadline: the runner stops the command at the deadline as for a local job (TERM the grace before it, so that
   training saves its checkpoint); SLURM's signal, which the runner passes on, and its limit are backstops;
@@ -24,24 +25,41 @@ from pathlib import Path
 from checkpoints import atomic_write_json, atomic_write_text
 from toolkit import jobrecord as jr
 from toolkit import slurm
-from toolkit.jobs import _RUNNER, _RUNNER_BOOT, JobManager, JobStatus
+from toolkit.jobs import _RUNNER, _RUNNER_BOOT, JobManager, JobRefused, JobStatus
 
 log = logging.getLogger(__name__)
 _STOP_WAIT_S = 30.0  # beyond the grace: SLURM's own bookkeeping
 
 
+class ClusterJobsFull(JobRefused):
+    """The run already holds as many SLURM jobs as it may (`run --max-jobs`)."""
+
+
 class SlurmJobManager(JobManager):
     start_wait_s = 5.0  # a queued job is reported as pending rather than waited for
 
-    def __init__(self, jobs_dir: Path, *, partition: str | None = None, cpus: int = 1, **kwargs) -> None:
+    def __init__(self, jobs_dir: Path, *, partition: str | None = None, cpus: int = 1, max_jobs: int = 4,
+                 **kwargs) -> None:
         super().__init__(jobs_dir, **kwargs)
         self.partition, self.cpus = partition, cpus
+        self.max_jobs = max_jobs  # SLURM jobs of this run at once, queued or running
         self._gpus = 0
 
     def start(self, command: str, name: str, deadline: float | None, gpus: int | None = None) -> JobStatus:
+        """Submit the job; raises ClusterJobsFull when the run already holds `max_jobs` jobs on the cluster."""
         with self._allocating:
+            held = self.held_jobs()
+            if len(held) >= self.max_jobs:
+                raise ClusterJobsFull(f"this run already holds {len(held)} SLURM jobs ({', '.join(held)}), the most "
+                                      f"at once (--max-jobs {self.max_jobs})",
+                                      "wait for one to end (wait_for_job) or stop one (stop_job)")
             self._gpus = gpus or 0
             return self._start(command, name, deadline, None)
+
+    def held_jobs(self) -> list[str]:
+        """This run's jobs that are queued or running on the cluster."""
+        return [job_id for job_id in self.ids() if _slurm_id(self.job_dir(job_id)) is not None
+                and self._refresh(self.job_dir(job_id)).state in (jr.RUNNING, jr.STARTING)]
 
     def _launch(self, job_dir: Path, devices: list[str] | None) -> None:
         record = jr.JobRecord.load(job_dir)

@@ -16,13 +16,14 @@ must be on a path the compute nodes see (the run directory, on a shared file sys
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import sys
 import time
 from pathlib import Path
 
-from checkpoints import atomic_write_json, atomic_write_text
+from checkpoints import atomic_write_json
 from toolkit import jobrecord as jr
 from toolkit import slurm
 from toolkit.jobs import _RUNNER, _RUNNER_BOOT, JobManager, JobRefused, JobStatus
@@ -99,27 +100,20 @@ class SlurmJobManager(JobManager):
                 status.state, status.last_line = jr.PENDING, entry.describe()
         return status
 
-    def stop(self, job_id: str, grace_s: float | None = None) -> JobStatus:
-        job_dir = self.job_dir(job_id)
-        record = self._refresh(job_dir)
+    def _stoppable(self, job_dir: Path) -> bool:
+        return _slurm_id(job_dir) is not None
+
+    def _end_runner(self, job_dir: Path, record: jr.JobRecord, grace_s: float) -> None:
+        """scancel: a queued job outright; a running one TERM to its runner, which stops the command within its
+        grace and records how it ended (then scancel outright, should the runner not have ended)."""
         job = _slurm_id(job_dir)
-        if record.state in jr.FINISHED or job is None:
-            return self.status(job_id)
-        atomic_write_text(job_dir / jr.STOP_MARKER, jr.utc_iso() + "\n")
         if record.state == jr.STARTING:  # still queued (or just starting): nothing to save
             slurm.cancel(job)
-        else:  # the runner stops the command within its grace and records how it ended
+        else:
             slurm.cancel(job, signal="TERM", batch_only=True)
-        until = time.monotonic() + (self.grace_s if grace_s is None else grace_s) + _STOP_WAIT_S
-        while time.monotonic() < until and self._runner_alive(job_dir):
-            time.sleep(0.2)
+        self._await_runner(job_dir, grace_s + _STOP_WAIT_S, poll_s=0.2)
         if self._runner_alive(job_dir):
             slurm.cancel(job)
-        record = jr.JobRecord.load(job_dir)
-        if record.state in (jr.RUNNING, jr.STARTING):
-            record.state, record.end_reason, record.ended = jr.STOPPED, "stopped on request", time.time()
-            record.save(job_dir)
-        return self.status(job_id)
 
     def running_pids(self) -> dict[int, str]:
         return {}  # the jobs' processes live on compute nodes
@@ -127,12 +121,11 @@ class SlurmJobManager(JobManager):
     def devices_line(self) -> str:
         where = f"partition {self.partition}" if self.partition else "the default partition"
         return (f"Jobs run on SLURM ({where}): ask start_job for gpus and SLURM allocates them; a job waits in the "
-                "queue (pending, its time counting) until they are free.")
+                f"queue (pending, its time counting) until they are free. This run may hold {self.max_jobs} jobs on "
+                f"the cluster at once ({len(self.held_jobs())} now).")
 
 
 def _slurm_id(job_dir: Path) -> str | None:
-    import json
-
     try:
         return str(json.loads((job_dir / _RUNNER).read_text())["slurm_job_id"])
     except (OSError, ValueError, KeyError):

@@ -65,10 +65,11 @@ def cancel_leftovers(tmp_path):
 def test_a_crews_jobs_run_on_slurm_survive_a_kill_and_end_at_wrap_up(tmp_path, api_server, slurm_cluster,
                                                                        cancel_leftovers):
     server = api_server({"supervisor": SUPERVISOR, "engineer": ENGINEER})  # the CLI inherits its URL and key
-    env, run_dir = cli_env(tmp_path), tmp_path / "run"
-    proc = subprocess.Popen([CLI, "run", "toy", "--preset", "smoke", "--model", API_MODEL, "--budget", f"{BUDGET_S}s",
-                             "--run-dir", str(run_dir), "--jobs", "slurm", "--partition", slurm_cluster,
-                             "--max-jobs", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    env, run_dir, log = cli_env(tmp_path), tmp_path / "run", tmp_path / "run.log"
+    with log.open("wb") as output:  # a file, not a pipe nobody reads while the run goes on
+        proc = subprocess.Popen([CLI, "run", "toy", "--preset", "smoke", "--model", API_MODEL, "--budget",
+                                 f"{BUDGET_S}s", "--run-dir", str(run_dir), "--jobs", "slurm", "--partition",
+                                 slurm_cluster, "--max-jobs", "2"], env=env, stdout=output, stderr=subprocess.STDOUT)
 
     # Both jobs RUNNING on the cluster at once, while the engineer waits on the short one: then SIGKILL.
     names = ("crew-001-train", "crew-002-short")
@@ -79,7 +80,8 @@ def test_a_crews_jobs_run_on_slurm_survive_a_kill_and_end_at_wrap_up(tmp_path, a
             break
         time.sleep(0.1)
     else:
-        raise AssertionError(f"the two jobs never ran at once: {proc.communicate()[0].decode()[-3000:]}")
+        proc.kill()
+        raise AssertionError(f"the two jobs never ran at once: {log.read_text()[-3000:]}")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     before = _slurm_ids(run_dir / "jobs")

@@ -90,7 +90,11 @@ class JobStatus:
         return "\n".join(lines)
 
 
-class DevicesBusy(ToolkitError):
+class JobRefused(ToolkitError):
+    """A job was not started: what it needs is not free now."""
+
+
+class DevicesBusy(JobRefused):
     """The GPUs a job asks for are not free (or not there)."""
 
 
@@ -102,6 +106,7 @@ class JobManager:
     """Starts and tracks jobs under `jobs_dir`; any number of managers (in any process) may share it."""
 
     start_wait_s = _START_WAIT_S  # start() returns once the job runs, or after this long
+    max_jobs: int | None = None  # no bound of its own: local jobs are bounded by the GPUs (SLURM: the setting)
 
     def __init__(self, jobs_dir: Path, *, cwd: Path, env: Mapping[str, str], grace_s: float = 30.0,
                  sandbox: Sandbox | None = None, devices: Sequence[str] = ()) -> None:
@@ -280,22 +285,31 @@ class JobManager:
         return head + "\n" + (text or "(no output yet)")
 
     def stop(self, job_id: str, grace_s: float | None = None) -> JobStatus:
+        """Stop a job (SIGTERM, SIGKILL after the grace) and record it stopped unless its runner recorded its end."""
         job_dir = self.job_dir(job_id)
         record = self._refresh(job_dir)
-        if record.state in jr.FINISHED:
-            return self.status(job_id)
-        atomic_write_text(job_dir / jr.STOP_MARKER, jr.utc_iso() + "\n")
-        if record.pid is not None and record.start_time is not None and is_same_process(record.pid, record.start_time):
-            kill_process_group(record.pid, self.grace_s if grace_s is None else grace_s)
-        # Give the runner a moment to record the exit status it sees.
-        until = time.monotonic() + 5.0
-        while time.monotonic() < until and self._runner_alive(job_dir):
-            time.sleep(0.02)
-        record = jr.JobRecord.load(job_dir)
-        if record.state in (jr.RUNNING, jr.STARTING):
-            record.state, record.end_reason, record.ended = jr.STOPPED, "stopped on request", time.time()
-            record.save(job_dir)
+        if record.state not in jr.FINISHED and self._stoppable(job_dir):
+            atomic_write_text(job_dir / jr.STOP_MARKER, jr.utc_iso() + "\n")
+            self._end_runner(job_dir, record, self.grace_s if grace_s is None else grace_s)
+            record = jr.JobRecord.load(job_dir)
+            if record.state in (jr.RUNNING, jr.STARTING):
+                record.state, record.end_reason, record.ended = jr.STOPPED, "stopped on request", time.time()
+                record.save(job_dir)
         return self.status(job_id)
+
+    def _stoppable(self, job_dir: Path) -> bool:
+        return True
+
+    def _end_runner(self, job_dir: Path, record: jr.JobRecord, grace_s: float) -> None:
+        """Signal the job (here: its process group) and give its runner a moment to record the exit it sees."""
+        if record.pid is not None and record.start_time is not None and is_same_process(record.pid, record.start_time):
+            kill_process_group(record.pid, grace_s)
+        self._await_runner(job_dir, 5.0, poll_s=0.02)
+
+    def _await_runner(self, job_dir: Path, seconds: float, poll_s: float) -> None:
+        until = time.monotonic() + seconds
+        while time.monotonic() < until and self._runner_alive(job_dir):
+            time.sleep(poll_s)
 
     def running_pids(self) -> dict[int, str]:
         """pid -> job id for every live process of our running jobs."""

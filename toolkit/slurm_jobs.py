@@ -4,7 +4,8 @@ Each job is the same runner as a local job (toolkit.jobrunner: the sandboxed com
 status in job.json), started on a compute node by sbatch instead of as a local process. So the job directory
 must be on a path the compute nodes see (the run directory, on a shared file system). SLURM adds:
 - GPUs as `--gres=gpu:N`: the scheduler allocates them, so a job waits in the queue instead of failing when they
-  are busy (the per-GPU slot rule becomes per-allocation);
+  are busy: the slot is a SLURM allocation, not a GPU of this machine. `max_jobs` (`run --max-jobs`) bounds how
+  many the run holds at once, queued or running, whichever engineer started them;
 - `--time` a few minutes past the job's deadline (the start of wrap-up) and `--signal=B:TERM@…` after the
   deadline: the runner stops the command at the deadline as for a local job (TERM the grace before it, so that
   training saves its checkpoint); SLURM's signal, which the runner passes on, and its limit are backstops;
@@ -15,33 +16,51 @@ must be on a path the compute nodes see (the run directory, on a shared file sys
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import sys
 import time
 from pathlib import Path
 
-from checkpoints import atomic_write_json, atomic_write_text
+from checkpoints import atomic_write_json
 from toolkit import jobrecord as jr
 from toolkit import slurm
-from toolkit.jobs import _RUNNER, _RUNNER_BOOT, JobManager, JobStatus
+from toolkit.jobs import _RUNNER, _RUNNER_BOOT, JobManager, JobRefused, JobStatus
 
 log = logging.getLogger(__name__)
 _STOP_WAIT_S = 30.0  # beyond the grace: SLURM's own bookkeeping
 
 
+class ClusterJobsFull(JobRefused):
+    """The run already holds as many SLURM jobs as it may (`run --max-jobs`)."""
+
+
 class SlurmJobManager(JobManager):
     start_wait_s = 5.0  # a queued job is reported as pending rather than waited for
 
-    def __init__(self, jobs_dir: Path, *, partition: str | None = None, cpus: int = 1, **kwargs) -> None:
+    def __init__(self, jobs_dir: Path, *, partition: str | None = None, cpus: int = 1, max_jobs: int = 4,
+                 **kwargs) -> None:
         super().__init__(jobs_dir, **kwargs)
         self.partition, self.cpus = partition, cpus
+        self.max_jobs = max_jobs  # SLURM jobs of this run at once, queued or running
         self._gpus = 0
 
     def start(self, command: str, name: str, deadline: float | None, gpus: int | None = None) -> JobStatus:
+        """Submit the job; raises ClusterJobsFull when the run already holds `max_jobs` jobs on the cluster."""
         with self._allocating:
+            held = self.held_jobs()
+            if len(held) >= self.max_jobs:
+                raise ClusterJobsFull(f"this run already holds {len(held)} SLURM jobs ({', '.join(held)}), the most "
+                                      f"at once (--max-jobs {self.max_jobs})",
+                                      "wait for one to end (wait_for_job) or stop one (stop_job)")
             self._gpus = gpus or 0
             return self._start(command, name, deadline, None)
+
+    def held_jobs(self) -> list[str]:
+        """This run's jobs that are queued or running on the cluster."""
+        return [job_id for job_id in self.ids() if _slurm_id(self.job_dir(job_id)) is not None
+                and self._refresh(self.job_dir(job_id)).state in (jr.RUNNING, jr.STARTING)]
 
     def _launch(self, job_dir: Path, devices: list[str] | None) -> None:
         record = jr.JobRecord.load(job_dir)
@@ -81,27 +100,20 @@ class SlurmJobManager(JobManager):
                 status.state, status.last_line = jr.PENDING, entry.describe()
         return status
 
-    def stop(self, job_id: str, grace_s: float | None = None) -> JobStatus:
-        job_dir = self.job_dir(job_id)
-        record = self._refresh(job_dir)
+    def _stoppable(self, job_dir: Path) -> bool:
+        return _slurm_id(job_dir) is not None
+
+    def _end_runner(self, job_dir: Path, record: jr.JobRecord, grace_s: float) -> None:
+        """scancel: a queued job outright; a running one TERM to its runner, which stops the command within its
+        grace and records how it ended (then scancel outright, should the runner not have ended)."""
         job = _slurm_id(job_dir)
-        if record.state in jr.FINISHED or job is None:
-            return self.status(job_id)
-        atomic_write_text(job_dir / jr.STOP_MARKER, jr.utc_iso() + "\n")
         if record.state == jr.STARTING:  # still queued (or just starting): nothing to save
             slurm.cancel(job)
-        else:  # the runner stops the command within its grace and records how it ended
+        else:
             slurm.cancel(job, signal="TERM", batch_only=True)
-        until = time.monotonic() + (self.grace_s if grace_s is None else grace_s) + _STOP_WAIT_S
-        while time.monotonic() < until and self._runner_alive(job_dir):
-            time.sleep(0.2)
+        self._await_runner(job_dir, grace_s + _STOP_WAIT_S, poll_s=0.2)
         if self._runner_alive(job_dir):
             slurm.cancel(job)
-        record = jr.JobRecord.load(job_dir)
-        if record.state in (jr.RUNNING, jr.STARTING):
-            record.state, record.end_reason, record.ended = jr.STOPPED, "stopped on request", time.time()
-            record.save(job_dir)
-        return self.status(job_id)
 
     def running_pids(self) -> dict[int, str]:
         return {}  # the jobs' processes live on compute nodes
@@ -109,12 +121,11 @@ class SlurmJobManager(JobManager):
     def devices_line(self) -> str:
         where = f"partition {self.partition}" if self.partition else "the default partition"
         return (f"Jobs run on SLURM ({where}): ask start_job for gpus and SLURM allocates them; a job waits in the "
-                "queue (pending, its time counting) until they are free.")
+                f"queue (pending, its time counting) until they are free. This run may hold {self.max_jobs} jobs on "
+                f"the cluster at once ({len(self.held_jobs())} now).")
 
 
 def _slurm_id(job_dir: Path) -> str | None:
-    import json
-
     try:
         return str(json.loads((job_dir / _RUNNER).read_text())["slurm_job_id"])
     except (OSError, ValueError, KeyError):

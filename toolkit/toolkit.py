@@ -17,7 +17,7 @@ from toolkit.env import scrubbed_env
 from toolkit.errors import ToolkitError
 from toolkit.files import FileTools
 from toolkit.gpus import gpu_status as _gpu_status
-from toolkit.jobs import DevicesBusy, JobManager, JobStatus
+from toolkit.jobs import JobManager, JobRefused, JobStatus
 from toolkit.paths import DATA_DIR, PathRefused
 from toolkit.sandbox import Sandbox, SandboxPolicy
 from toolkit.search_arxiv import ArxivTools
@@ -74,6 +74,7 @@ class Toolkit:
         github: GithubTools | None = None,
         devices: Sequence[str] = (),
         slurm_partition: str | bool | None = False,
+        slurm_max_jobs: int = 4,
     ) -> None:
         self.run_dir = Path(run_dir).absolute()
         self.workspace = Path(workspace).absolute() if workspace else self.run_dir / "workspace"
@@ -102,7 +103,8 @@ class Toolkit:
             from toolkit.slurm_jobs import SlurmJobManager
 
             self.jobs = SlurmJobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(),
-                                        grace_s=job_grace_s, sandbox=self.sandbox, partition=slurm_partition or None)
+                                        grace_s=job_grace_s, sandbox=self.sandbox, partition=slurm_partition or None,
+                                        max_jobs=slurm_max_jobs)
         cache = cache_dir or self.run_dir / "cache"
         self.arxiv = arxiv or ArxivTools(cache, self.papers_dir)
         self.github = github or GithubTools(cache)
@@ -200,7 +202,7 @@ class Toolkit:
         deadline = None if math.isinf(limit) else time.time() + limit
         try:
             status = self.jobs.start(command, name, deadline, gpus)
-        except DevicesBusy as err:
+        except JobRefused as err:  # the GPUs busy, or (SLURM) the run's jobs at --max-jobs
             return f"Not started: {err.message}; {err.hint}."
         if status.state == "failed":
             return f"Job {status.record.id} could not start: {status.record.end_reason}"

@@ -1,4 +1,5 @@
-"""`research-crew bench`: check everything, run the missing cells, write and print the table."""
+"""`research-crew bench`: check everything, run the missing cells, write and print the table; and
+`research-crew bench status BENCH_DIR`: each cell's state."""
 
 from __future__ import annotations
 
@@ -12,11 +13,28 @@ from crew.cli.console import fail, out
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, CrewError
 
 log = logging.getLogger(__name__)
+# `bench --challenges ...` runs a bench; `bench status DIR` is a command of the same group.
+bench_app = typer.Typer(help="Run a grid of runs (the options), or show a bench's cells (`bench status DIR`).")
 
 
+@bench_app.command("status")
+def status(bench_dir: Annotated[Path, typer.Argument(help="a bench folder (its --out)")]) -> None:
+    """Each cell of the bench: finished, interrupted, not started, or SLURM's view of its job (pending in
+    queue with the reason and position, running on a node)."""
+    from crew.bench.status import bench_status
+
+    if not (bench_dir / "bench.json").is_file():
+        fail(CrewError(f"{bench_dir} is not a bench folder (it has no bench.json)",
+                       "give the folder a bench wrote (its --out), or use `research-crew status RUN_DIR` for a run"))
+    out.print(bench_status(bench_dir), markup=False)
+
+
+@bench_app.callback(invoke_without_command=True)
 def bench(
-    challenges: Annotated[str, typer.Option(help="comma-separated challenge names or folders")],
-    model: Annotated[list[str], typer.Option(help="a model spec to compare with the baseline policy; repeatable")],
+    ctx: typer.Context,
+    challenges: Annotated[str | None, typer.Option(help="comma-separated challenge names or folders")] = None,
+    model: Annotated[list[str] | None, typer.Option(help="a model spec to compare with the baseline policy; "
+                                                         "repeatable")] = None,
     runs: Annotated[int, typer.Option(help="repeats per (challenge, model)")] = 3,
     preset: Annotated[str, typer.Option(help="the challenges' preset")] = "smoke",
     budget: Annotated[str | None, typer.Option(help="each run's budget; default: the preset's")] = None,
@@ -37,6 +55,12 @@ def bench(
     from crew.bench.table import build_rows, write_tables
     from crew.run.rundir import default_runs_root
 
+    if ctx.invoked_subcommand is not None:
+        return
+    for option, value in (("--challenges", challenges), ("--model", model)):
+        if not value:
+            fail(CrewError(f"bench: missing option {option}", "give --challenges A,B and --model SPEC (see "
+                           "`research-crew bench --help`), or `research-crew bench status BENCH_DIR`"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     try:
         spec = BenchSpec.make([c.strip() for c in challenges.split(",") if c.strip()], model, runs, preset, budget)

@@ -1,5 +1,6 @@
-"""`research-crew status BENCH_DIR`: each cell's state from its run directory, and SLURM's view of the job that
-runs it (pending in queue with the reason and position, running on a node) while squeue lists that job."""
+"""`research-crew bench status BENCH_DIR` (and `status BENCH_DIR`): each cell's state from its run directory, and
+SLURM's view of the job that runs it (pending in queue with the reason and position, running on a node) while squeue
+lists that job."""
 
 from __future__ import annotations
 

@@ -22,14 +22,15 @@ def register(app: typer.Typer) -> None:
     app.command()(runs)
     app.command()(report)
     app.command()(experiments)
-    from crew.bench.cli import bench
+    from crew.bench.cli import bench_app
 
-    app.command()(bench)
+    app.add_typer(bench_app, name="bench")
 
 
-def status(run_dir: Annotated[Path, typer.Argument(help="a run directory, or a bench folder")]) -> None:
+def status(run_dir: Annotated[Path, typer.Argument(help="a run directory, or a bench folder (as `bench status`)")]
+           ) -> None:
     """Show a run's phase, budget, current subtask, jobs, best score, tokens and cost (from its files only);
-    for a bench folder, each cell's state (SLURM's view of its job included)."""
+    for a bench folder, as `research-crew bench status`: each cell's state (SLURM's view of its job included)."""
     from crew.reporting.panel import render_panel
     from crew.reporting.snapshot import read_snapshot
 

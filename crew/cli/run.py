@@ -37,6 +37,9 @@ def run(
     jobs: Annotated[str, typer.Option(help="local (this machine) or slurm (each job a SLURM batch job; the run "
                                            "directory must be on a path the compute nodes see)")] = "local",
     partition: Annotated[str | None, typer.Option(help="--jobs slurm: the partition")] = None,
+    max_jobs: Annotated[int | None, typer.Option(help="--jobs slurm: how many jobs the run may hold on the cluster "
+                                                      "at once, queued or running, shared by its engineers "
+                                                      "(default 4)")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="plain log lines instead of the live panel")] = False,
     skip_checks: Annotated[bool, typer.Option("--skip-checks", help="start even if doctor's checks fail "
@@ -58,7 +61,7 @@ def run(
     request = RunRequest(challenge, preset, model, supervisor_model, worker_model, budget, max_cost, run_dir,
                          budget_clock=budget_clock, sandbox=sandbox, agent_network=agent_network,
                          skip_checks=skip_checks, install_requirements=install_requirements, floor=floor,
-                         retry_window=retry_window, jobs=jobs, partition=partition)
+                         retry_window=retry_window, jobs=jobs, partition=partition, max_jobs=max_jobs)
     try:
         from crew.reporting.live import run_with_panel
 

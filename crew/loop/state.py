@@ -44,21 +44,29 @@ class Subtask:
 
 @dataclass
 class WorkerSlots:
-    """Which subtasks may start now: at most `max_workers` at once, one scout, and one engineer per GPU (at
-    least one). Engineers share the workspace, and on one GPU their jobs would only queue."""
+    """Which subtasks may start now: at most `max_workers` at once, one scout, and engineers by the run's job
+    slots (at least one). Locally a slot is a GPU: engineers share the workspace, and on one GPU their jobs would
+    only queue. With `--jobs slurm` a slot is a SLURM allocation: `cluster_jobs` (`run --max-jobs`) jobs at once,
+    whichever engineers hold them, however many GPUs this machine has."""
 
     gpus: int = 0
     max_workers: int = 3
     running: list[str] = field(default_factory=list)  # the roles at work
     reserved: list[str] = field(default_factory=list)  # delegated in the supervisor's turn under way
+    cluster_jobs: int | None = None  # --jobs slurm: the jobs the run may hold on the cluster at once
 
     def refusal(self, role: str) -> str | None:
         busy = self.running + self.reserved
         if len(busy) >= self.max_workers:
             return f"{len(busy)} subtasks are under way, the most at once ({self.max_workers}); wait for a report."
-        limit = max(1, self.gpus) if role == "engineer" else 1
+        if role != "engineer":
+            limit, why = 1, "one at a time"
+        elif self.cluster_jobs is not None:
+            limit = max(1, self.cluster_jobs)
+            why = f"at most one per job this run may hold on the cluster, {self.cluster_jobs} (--max-jobs)"
+        else:
+            limit, why = max(1, self.gpus), f"one per GPU and this run has {self.gpus or 'no'} GPU"
         if busy.count(role) >= limit:
-            why = f"one per GPU and this run has {self.gpus or 'no'} GPU" if role == "engineer" else "one at a time"
             other = "scout" if role == "engineer" else "engineer"
             return (f"{busy.count(role)} {role} subtask(s) already under way ({why}); wait for its report, "
                     f"or give the {other} something to do meanwhile.")

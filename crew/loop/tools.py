@@ -43,7 +43,8 @@ class CrewTools:
         # again re-attaches to its job and reuses its evaluation instead of doing them twice.
         self.inflight_jobs: dict[tuple[str, str], str] = {}
         self.inflight_evaluations: list[str] = []
-        self.workers = WorkerSlots(gpus=len(toolkit.jobs.devices))  # the loop keeps it up to date
+        # The loop keeps it up to date. On SLURM the engineers' slots are the run's jobs on the cluster.
+        self.workers = WorkerSlots(gpus=len(toolkit.jobs.devices), cluster_jobs=toolkit.jobs.max_jobs)
         self.disk_watch: Any | None = None  # crew/run/disk_watch.py, while the loop runs
 
     # -- the supervisor's tools -------------------------------------------------------------------

@@ -60,6 +60,7 @@ class RunRequest:
     floor: bool = True  # a crew run starts with the baseline recipe as experiment 0 (crew/policy/floor.py)
     jobs: str = "local"  # where the engineer's jobs run: local or slurm (crew.run.cluster)
     partition: str | None = None
+    max_jobs: int | None = None  # --jobs slurm: the run's jobs on the cluster at once (default DEFAULT_MAX_JOBS)
 
 
 def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tuple[int, RunDir]:
@@ -84,7 +85,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
     check_sandbox(sandbox, baseline=baseline, network=agent_network)
     if baseline:  # no agent commands: no sandbox, and run.toml, the trace and result.json all say so
         sandbox = "none"
-    check_jobs(request.jobs, request.partition)
+    max_jobs = check_jobs(request.jobs, request.partition, request.max_jobs)
     device = _check_device(challenge, preset, request.skip_checks)
     requirements_env = _requirements_env(challenge, say) if request.install_requirements else None
     if not request.skip_checks:
@@ -115,7 +116,7 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
             device=device, data_dir=str(data.data_dir), max_cost_usd=max_cost,
             budget_clock=request.budget_clock, sandbox=sandbox, agent_network=agent_network, floor=request.floor,
             retry_window_s=retry_window, requirements_env=str(requirements_env) if requirements_env else None,
-            jobs=request.jobs, jobs_partition=request.partition,
+            jobs=request.jobs, jobs_partition=request.partition, jobs_max=max_jobs,
         )
         config.save(run.run_toml)
     except BaseException:

@@ -11,19 +11,27 @@ from crew.errors import CrewError
 from toolkit import slurm
 
 JOB_BACKENDS = ("local", "slurm")
+DEFAULT_MAX_JOBS = 4  # --jobs slurm: the run's jobs on the cluster at once, unless --max-jobs says otherwise
 
 
-def check_jobs(jobs: str, partition: str | None) -> None:
-    """Stop (exit 2) on an unknown --jobs, or --jobs slurm where SLURM cannot take the jobs."""
+def check_jobs(jobs: str, partition: str | None, max_jobs: int | None = None) -> int | None:
+    """Stop (exit 2) on an unknown --jobs, a SLURM option without --jobs slurm, a --max-jobs below 1, or --jobs
+    slurm where SLURM cannot take the jobs. Returns the run's --max-jobs (None for local jobs)."""
     if jobs not in JOB_BACKENDS:
         raise CrewError(f"unknown --jobs '{jobs}'", "use --jobs local (this machine) or --jobs slurm")
-    if partition is not None and jobs != "slurm":
-        raise CrewError("--partition is for --jobs slurm", "add --jobs slurm, or leave --partition out")
+    for option, value in (("--partition", partition), ("--max-jobs", max_jobs)):
+        if value is not None and jobs != "slurm":
+            hint = " (local jobs are bounded by this machine's GPUs)" if option == "--max-jobs" else ""
+            raise CrewError(f"{option} is for --jobs slurm{hint}", f"add --jobs slurm, or leave {option} out")
+    if max_jobs is not None and max_jobs < 1:
+        raise CrewError(f"--max-jobs {max_jobs}: a run needs at least one job at once", "use --max-jobs 1 or more")
     if jobs == "slurm":
         problems = [line for ok, line in cluster_checks(partition) if not ok]
         if problems:
             raise CrewError(f"--jobs slurm: {problems[0]}", "run on a SLURM login node with the partition "
                             "`sinfo -s` lists, or use --jobs local")
+        return max_jobs or DEFAULT_MAX_JOBS
+    return None
 
 
 def cluster_checks(partition: str | None, shared: Path | None = None) -> list[tuple[bool, str]]:

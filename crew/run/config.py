@@ -36,6 +36,7 @@ class RunConfig:
     floor: bool = True  # experiment 0: the baseline recipe at the short size (crew/policy/floor.py); --no-floor
     jobs: str = "local"  # where the engineer's jobs run: "local" or "slurm"; resume keeps it
     jobs_partition: str | None = None
+    jobs_max: int | None = None  # --jobs slurm: the run's jobs on the cluster at once (`run --max-jobs`)
     research_crew_version: str = field(default_factory=lambda: _version())
 
     def save(self, path: Path) -> None:

@@ -123,6 +123,14 @@ def slurm_partition(run_toml: Path) -> str | bool | None:
     return False if config.jobs != "slurm" else config.jobs_partition
 
 
+def slurm_max_jobs(run_toml: Path) -> int:
+    """For the toolkit: the run's jobs on the cluster at once (`run --max-jobs`; runs from before it: the default)."""
+    from crew.run.cluster import DEFAULT_MAX_JOBS
+    from crew.run.config import RunConfig
+
+    return RunConfig.load(run_toml).jobs_max or DEFAULT_MAX_JOBS
+
+
 def hidden_places(challenge_dir: Path, run_dir: Path) -> tuple[Path, ...]:
     """Everything agents must not see even where it lies inside a folder the sandbox shows (an installed
     package inside the Python it shows, say): the data cache with every private/ folder, the challenges and

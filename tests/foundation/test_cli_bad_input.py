@@ -98,3 +98,12 @@ def test_challenges_commands():
     assert show.exit_code == 0 and "superglue_mean" in show.output and "preset smoke" in show.output
     assert run("challenges", "validate", "minipile").exit_code == 0
     assert run("challenges", "show", "nope").exit_code == 2
+
+
+def test_max_jobs_is_for_slurm_jobs_and_at_least_one(tmp_path):
+    result = run("run", "minipile", "--preset", "smoke", "--max-jobs", "3", "--run-dir", str(tmp_path / "r"))
+    assert result.exit_code == 2 and "--max-jobs is for --jobs slurm" in result.output
+    assert "add --jobs slurm, or leave --max-jobs out" in result.output and not (tmp_path / "r").exists()
+    result = run("run", "minipile", "--preset", "smoke", "--jobs", "slurm", "--max-jobs", "0",
+                 "--run-dir", str(tmp_path / "r"))
+    assert result.exit_code == 2 and "--max-jobs 0: a run needs at least one job at once" in result.output

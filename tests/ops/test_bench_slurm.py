@@ -66,7 +66,7 @@ def test_bench_on_slurm_gives_the_local_table_and_shows_cells_pending(tmp_path, 
         _until(lambda: _squeue(blocker) == "RUNNING", "the blocking job to run")
         first = _bench(args, env, tmp_path / "first.log")
         _until(lambda: len(_jobs(bench)) == 4, "the four cells to be submitted")
-        status = cli("status", str(bench), env=env).stdout
+        status = cli("bench", "status", str(bench), env=env).stdout
         assert len(re.findall(r"pending in queue \(SLURM job \d+: \w+, position \d+\)", status)) == 4, status
         assert "4 pending" in status
         second = _bench(args, env, tmp_path / "second.log")  # the same bench again while the first waits
@@ -80,7 +80,8 @@ def test_bench_on_slurm_gives_the_local_table_and_shows_cells_pending(tmp_path, 
 
     assert _rows(bench) == _rows(tmp_path / "local")
     assert "| toy | baseline | 1 | 1 | 0/1 (0%) | 0.5000 | 0.5000 |" in (bench / "bench.md").read_text()
-    assert "4 finished" in cli("status", str(bench), env=env).stdout
+    assert "4 finished" in cli("bench", "status", str(bench), env=env).stdout
+    assert "4 finished" in cli("status", str(bench), env=env).stdout  # the same, as `status BENCH_DIR`
 
 
 def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, bench_env, slurm_cluster):  # noqa: F811
@@ -105,7 +106,7 @@ def test_bench_cell_resumes_after_scancel_term_and_after_a_requeue(tmp_path, ben
     subprocess.run(["scancel", "--signal=TERM", job], check=True)
     assert first.wait(timeout=300) == 3, (tmp_path / "first.log").read_text()  # interrupted, resumable
     assert "interrupted: run the same command again" in (tmp_path / "first.log").read_text()
-    assert "slow--baseline--1: interrupted" in cli("status", str(bench), env=env).stdout
+    assert "slow--baseline--1: interrupted" in cli("bench", "status", str(bench), env=env).stdout
 
     second = _bench(args, env, tmp_path / "second.log")
     _until(lambda: "(restart 0): crew.cli resume" in cell_log.read_text(), "the cell to be resumed")

@@ -72,6 +72,8 @@ def test_bench_interrupted_then_rerun_finishes_only_what_was_missing(tmp_path, b
     assert "| toymin | baseline | 2 | 2 | 0/2 (0%) | 2.0000 ± 0.0000 |" in (bench / "bench.md").read_text()
     assert len(list(csv.DictReader((bench / "bench.csv").open()))) == 4
     assert "| toy | baseline |" in second.stdout  # the table is printed too
+    status = invoke("bench", "status", str(bench)).output
+    assert "toymin--baseline--2: finished" in status and status.rstrip().endswith("8 finished")
 
 
 @pytest.mark.parametrize("options, message", [
@@ -97,3 +99,11 @@ def test_slurm_executor_names_a_missing_sbatch(tmp_path, bench_env, monkeypatch)
     result = invoke("bench", "--challenges", "toy", "--runs", "1", "--model", "baseline",
                     "--out", str(tmp_path / "never"), "--executor", "slurm", code=2)
     assert "needs SLURM's sbatch" in result.output and not (tmp_path / "never").exists()
+
+
+def test_bench_status_needs_a_bench_folder_and_a_bench_needs_its_options(tmp_path, bench_env):
+    result = invoke("bench", "status", str(tmp_path), code=2)
+    assert f"{tmp_path} is not a bench folder (it has no bench.json)" in result.output and "hint:" in result.output
+    assert "bench: missing option --challenges" in invoke("bench", code=2).output
+    result = invoke("bench", "--challenges", "toy", "--out", str(tmp_path / "b"), code=2)
+    assert "bench: missing option --model" in result.output and not (tmp_path / "b").exists()

@@ -43,7 +43,9 @@ def cancel_leftovers(tmp_path):
 
 def _manager(tmp_path, partition: str) -> SlurmJobManager:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    return SlurmJobManager(tmp_path / "jobs", cwd=tmp_path, env=env, grace_s=5.0, partition=partition)
+    # No --max-jobs bound here: the test fills every CPU of the node, however many it has.
+    return SlurmJobManager(tmp_path / "jobs", cwd=tmp_path, env=env, grace_s=5.0, partition=partition,
+                           max_jobs=10_000)
 
 
 def test_jobs_run_on_slurm_pend_stop_at_deadline_and_reattach(tmp_path, slurm_cluster, cancel_leftovers):

@@ -14,8 +14,7 @@ import time
 
 import pytest
 
-from crew.run.budget import BudgetGuard
-from crew.run.clock import Deadline
+from crew.run.clock import Clock
 from tests.crew.helpers import API_MODEL, call, kinds
 from tests.crew.test_resume_and_budget import CLI, cli_env
 
@@ -112,7 +111,7 @@ def test_a_crews_jobs_run_on_slurm_survive_a_kill_and_end_at_wrap_up(tmp_path, a
     # The train job was stopped where wrap-up starts (its deadline), after saving its checkpoint: not at the end.
     train = json.loads((run_dir / "jobs" / "001-train" / "job.json").read_text())
     started_at = float(next(line.split("=")[1] for line in config.splitlines() if line.startswith("started_at")))
-    wrapup_at = started_at + BUDGET_S - BudgetGuard(Deadline.start(BUDGET_S), 30.0).wrapup_s
+    wrapup_at = started_at + BUDGET_S - Clock.start(BUDGET_S, scoring_s=30.0).wrapup_s
     assert abs(train["deadline"] - wrapup_at) < 1.0
     assert train["state"] == "stopped" and train["end_reason"] == "deadline reached"
     assert train["ended"] <= wrapup_at and (run_dir / "workspace" / "ckpt.txt").read_text() == "step\n"

@@ -18,7 +18,7 @@ from typing import Any
 
 from challenges.framework.spec import Preset
 from crew.agent.context import BoundedContext
-from crew.agent.replay import ReplayExhausted
+from crew.agent.models.errors import ModelExhausted
 from crew.agent.session import AgentSession, Turn
 from crew.agent.signals import Delegated, LimitExceeded, Reported, Submitted, SubtaskOver, Waiting
 from crew.agent.usage_meter import UsageMeter
@@ -78,7 +78,7 @@ class CrewLoop:
             return LoopEnd("the supervisor submitted", submitted=submitted.evaluation_id)
         except LimitExceeded as limit:
             return LoopEnd(str(limit))
-        except ReplayExhausted as err:
+        except ModelExhausted as err:
             return LoopEnd(f"the supervisor's model has no more answers ({err})")
         finally:
             await self._cancel_worker_turns()
@@ -196,7 +196,7 @@ class CrewLoop:
             self._watch_repeats(sub, turn)
         except SubtaskOver as over:
             self._end_subtask(sub, await self._final_report(sub, str(over)), str(over))
-        except ReplayExhausted as err:
+        except ModelExhausted as err:
             self._end_subtask(sub, None, f"its model had no more answers ({err})")
 
     def _subtask_over(self, sub: Subtask) -> str | None:
@@ -219,7 +219,7 @@ class CrewLoop:
             ask = (f"[crew] Stop now: {reason}. Call report(...) with what you did, which evaluations you made "
                    "and what you learned.")
             turn = await self._turn(self.workers[sub.id], ask, only_tool="report", agent=sub.id)
-        except ReplayExhausted:
+        except ModelExhausted:
             return None
         return turn.decision if isinstance(turn.decision, Reported) else None
 

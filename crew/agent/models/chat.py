@@ -81,6 +81,22 @@ class ModelClient(Protocol):
     async def close(self) -> None: ...
 
 
+class WrappedClient:
+    """A client around another (retries, text tools): close and every attribute it does not set itself (usage,
+    model, model_info, ...) are the inner client's."""
+
+    def __init__(self, inner: ModelClient) -> None:
+        self.inner = inner
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
 def forced_tool(choice: ToolChoice) -> str | None:
     """The tool the model must call, or None for "auto", "required" and "none"."""
     return None if choice in TOOL_CHOICES else choice

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from crew.agent.models.chat import Answer, ChatMessage, ModelClient
+from crew.agent.models.chat import Answer, ChatMessage, ModelClient, WrappedClient
 from crew.agent.models.errors import ModelOutage
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def describe(err: BaseException) -> str:
     return f"HTTP {status}" if status is not None else type(err).__name__
 
 
-class RetryingClient:
+class RetryingClient(WrappedClient):
     """Delegates to `inner`, retrying transient failures; everything else (usage, model_info) is inner's."""
 
     def __init__(
@@ -110,7 +110,7 @@ class RetryingClient:
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.max_attempts, self.base_delay_s, self.max_delay_s = max_attempts, base_delay_s, max_delay_s
         self.give_up_after_s = give_up_after_s
         self._sleep, self._on_retry, self._clock = sleep, on_retry, clock
@@ -151,12 +151,3 @@ class RetryingClient:
                 return await self.inner.create(messages, **options)
             except Exception as err:  # noqa: BLE001 - classified in _wait_or_give_up, re-raised if not transient
                 await self._wait_or_give_up(attempt, started, err)
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        # last_usage, total_call_usage, model, model_info, ... come from the wrapped client.
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)

@@ -17,7 +17,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from crew.agent.models.chat import Answer, ChatMessage, ModelClient, ToolCall, ToolChoice, ToolSpec, forced_tool
+from crew.agent.models.chat import (
+    Answer,
+    ChatMessage,
+    ModelClient,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    WrappedClient,
+    forced_tool,
+)
 
 TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 FENCED = re.compile(r"```[a-zA-Z]*\s*\n(.*?)```", re.DOTALL)
@@ -135,11 +144,11 @@ def _loads(arguments: str) -> Any:
         return arguments
 
 
-class TextToolsClient:
+class TextToolsClient(WrappedClient):
     """Wraps a client: tools travel as text both ways; answers that hold calls come back as native calls."""
 
     def __init__(self, inner: ModelClient) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._calls = 0
 
     async def create(self, messages: Sequence[ChatMessage], *, tools: Sequence[ToolSpec] = (),
@@ -159,11 +168,3 @@ class TextToolsClient:
         thought = re.split(r"<tool_call>|```|\{", answer.text, maxsplit=1)[0].strip()
         finish = "length" if answer.finish_reason == "length" else "function_calls"
         return dataclasses.replace(answer, text=thought, calls=tuple(found), finish_reason=finish)
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)

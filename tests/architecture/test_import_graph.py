@@ -78,6 +78,13 @@ def test_only_the_adapter_imports_autogen() -> None:
     assert importers == [AUTOGEN_ADAPTER]
 
 
+def test_the_loop_does_not_know_the_replay_client(graph) -> None:
+    """A scripted model ends like any model that has no more answers (ModelExhausted, crew/agent/models)."""
+    knowing = [name for name, targets in graph.items()
+               if name.startswith("crew.loop") and "crew.agent.replay" in targets]
+    assert not knowing
+
+
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}, {"d"}]
 

@@ -97,7 +97,7 @@ class AgentSession:
                 self.context.drop_unanswered()
             self.pending_note = note
             raise
-        turn = Turn(self.role, usage=self.client.last_usage, retried_truncation=truncations)
+        turn = Turn(self.role, usage=result.usage, retried_truncation=truncations)
         if not result.calls:
             turn.text = result.text
             turn.cut = result.finish_reason == "length"
@@ -133,7 +133,7 @@ class AgentSession:
             sent = self.context.estimate()
             result = await self.client.create([ChatMessage("system", self.system), *self._chat_messages(), *note],
                                               tools=tools, tool_choice=choice, extra=extra)
-            self.context.calibrate(self.client.last_usage.prompt_tokens, sent)
+            self.context.calibrate(result.usage.prompt_tokens, sent)
             if not (result.finish_reason == "length" and result.calls):
                 return result, attempt
             log.warning("%s: answer cut off at max_tokens inside a tool call; asking again", self.role)

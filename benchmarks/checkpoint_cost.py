@@ -20,7 +20,7 @@ from pathlib import Path
 
 from crew_rig import build, time_steps
 
-from crew.agent.replay import ReplayExhausted
+from crew.agent.models.errors import ModelExhausted
 from crew.loop.snapshots import load_journal, load_snapshot
 
 
@@ -65,7 +65,7 @@ def main() -> None:
 
     async def first_answer(*a, **k):
         first_call.append(time.perf_counter())
-        raise ReplayExhausted("benchmark: stop at the first model call")
+        raise ModelExhausted("benchmark: stop at the first model call")
 
     engineer.create = first_answer
     start = time.perf_counter()

@@ -1,1 +1,1 @@
-"""One agent: its session (the adapter to autogen's AssistantAgent), its bounded context, the model clients."""
+"""One agent: its session, its bounded context, the model clients (plain types) and the one autogen adapter."""

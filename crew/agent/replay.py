@@ -16,33 +16,23 @@ A run's trace.jsonl is a script too: it records every model response (`model_res
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import yaml
-from autogen_core import CancellationToken, FunctionCall
-from autogen_core.models import (
-    ChatCompletionClient,
-    CreateResult,
-    LLMMessage,
-    ModelInfo,
-    RequestUsage,
-)
-from autogen_core.tools import Tool, ToolSchema
 
 from crew.agent.models.anthropic_convert import request_params
+from crew.agent.models.chat import Answer, ChatMessage, ToolCall, ToolChoice, ToolSpec
+from crew.agent.models.errors import ModelExhausted
 from crew.agent.models.protocol import check_anthropic_request
+from crew.agent.models.usage import CallUsage
 from crew.errors import CrewError
 
 REPLAY_MAX_TOKENS = 8192
-REPLAY_MODEL_INFO: ModelInfo = {"vision": False, "function_calling": True, "json_output": False,
-                                "family": "replay", "structured_output": False}
-
-
-class ReplayExhausted(Exception):
-    """The script has no more answers for this agent."""
+REPLAY_MODEL_INFO = {"vision": False, "function_calling": True, "json_output": False, "family": "replay",
+                     "structured_output": False}
 
 
 def load_script(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -77,87 +67,60 @@ def _script_from_trace(text: str) -> dict[str, list[dict[str, Any]]]:
     return script
 
 
-def response_record(result: CreateResult) -> dict[str, Any]:
+def response_record(answer: Answer) -> dict[str, Any]:
     """A model answer as plain data: what the trace keeps and what replay gives back."""
-    if isinstance(result.content, str):
-        return {"text": result.content}
+    if not answer.calls:
+        return {"text": answer.text}
     record: dict[str, Any] = {"tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                                             for c in result.content]}
-    if result.thought:
-        record["text"] = result.thought
+                                             for c in answer.calls]}
+    if answer.text:
+        record["text"] = answer.text
     return record
 
 
-class ReplayClient(ChatCompletionClient):
+class ReplayClient:
     """Answers one agent's model calls from its list in a script."""
+
+    model = "replay"
+    context_tokens = 200_000
+    model_info = REPLAY_MODEL_INFO
 
     def __init__(self, answers: Sequence[Mapping[str, Any]], agent: str = "") -> None:
         self.answers, self.agent, self.position = list(answers), agent, 0
-        self._total = RequestUsage(prompt_tokens=0, completion_tokens=0)
-        self._last = RequestUsage(prompt_tokens=0, completion_tokens=0)
+        self.last_usage = CallUsage()
+        self.total_call_usage = CallUsage()
 
-    async def create(
-        self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Any = "auto", json_output: Any = None, extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def create(self, messages: Sequence[ChatMessage], *, tools: Sequence[ToolSpec] = (),
+                     tool_choice: ToolChoice = "auto", extra: Mapping[str, Any] | None = None) -> Answer:
         if self.position >= len(self.answers):
-            raise ReplayExhausted(f"the replay script has no answer #{self.position + 1} for {self.agent}")
+            raise ModelExhausted(f"the replay script has no answer #{self.position + 1} for {self.agent}")
         answer = self.answers[self.position]
         self.position += 1
         if "error" in answer:
             raise _replayed_error(answer["error"])
         # The conversation must be one the real API accepts: the same checks as the test API server.
-        params = request_params("replay", REPLAY_MAX_TOKENS, messages, tools, tool_choice, extra_create_args)
+        params = request_params("replay", REPLAY_MAX_TOKENS, messages, tools, tool_choice, extra)
         check_anthropic_request(params)
         prompt = len(json.dumps(params)) // 4
-        result = _result_from(answer, call_number=self.position)
+        result = _answer_from(answer, call_number=self.position)
         completion = max(1, len(json.dumps(response_record(result))) // 4)
-        self._last = RequestUsage(prompt_tokens=prompt, completion_tokens=completion)
-        self._total = RequestUsage(prompt_tokens=self._total.prompt_tokens + prompt,
-                                   completion_tokens=self._total.completion_tokens + completion)
-        return CreateResult(finish_reason=result.finish_reason, content=result.content, usage=self._last,
-                            cached=False, thought=result.thought)
-
-    async def create_stream(self, messages: Sequence[LLMMessage], **kwargs: Any) -> AsyncGenerator[Any, None]:
-        yield await self.create(messages, **kwargs)
+        self.last_usage = CallUsage(input=prompt, output=completion)
+        self.total_call_usage = self.total_call_usage + self.last_usage
+        return Answer(result.text, result.calls, result.finish_reason, self.last_usage)
 
     async def close(self) -> None:
         return None
 
-    def actual_usage(self) -> RequestUsage:
-        return self._last
 
-    def total_usage(self) -> RequestUsage:
-        return self._total
-
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
-        """Four characters a token over the request the Anthropic API would get: enough to watch prompt size."""
-        return len(json.dumps(request_params("replay", REPLAY_MAX_TOKENS, messages, tools))) // 4
-
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
-        return 200_000 - self.count_tokens(messages, tools=tools)
-
-    @property
-    def capabilities(self) -> Any:
-        return REPLAY_MODEL_INFO
-
-    @property
-    def model_info(self) -> ModelInfo:
-        return REPLAY_MODEL_INFO
-
-
-def _result_from(answer: Mapping[str, Any], call_number: int) -> CreateResult:
-    usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
+def _answer_from(answer: Mapping[str, Any], call_number: int) -> Answer:
     calls = answer.get("tool_calls")
     if calls:
-        content = [FunctionCall(id=call.get("id") or f"replay_{call_number}_{i}", name=call["name"],
-                                arguments=call["arguments"] if isinstance(call["arguments"], str)
-                                else json.dumps(call.get("arguments", {})))
-                   for i, call in enumerate(calls)]
-        return CreateResult(finish_reason="function_calls", content=content, usage=usage, cached=False,
-                            thought=answer.get("text"))
-    return CreateResult(finish_reason="stop", content=str(answer.get("text", "")), usage=usage, cached=False)
+        found = tuple(ToolCall(id=call.get("id") or f"replay_{call_number}_{i}", name=call["name"],
+                               arguments=call["arguments"] if isinstance(call["arguments"], str)
+                               else json.dumps(call.get("arguments", {})))
+                      for i, call in enumerate(calls))
+        return Answer(answer.get("text") or "", found, "function_calls")
+    return Answer(str(answer.get("text", "")), (), "stop")
 
 
 def _replayed_error(kind: str) -> Exception:

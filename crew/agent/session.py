@@ -1,10 +1,10 @@
-"""The adapter between the step loop and autogen: the only module of the loop that touches autogen.
+"""One agent between the step loop and its model, on plain data only.
 
-An `AgentSession` is one agent: a model client (autogen's ChatCompletionClient interface, implemented by
-crew/models), its tools (autogen FunctionTools: schemas and argument checks) and its conversation (plain
-data, crew/agent/context.py). `turn()` is one model call and the tool calls it asked for, run one after another
-in order, and returns a typed `Turn`. Whatever happens inside a turn (a tool that raises, a cancellation at
-a phase end), every tool call gets its result in the conversation, as the model APIs require.
+An `AgentSession` is one agent: a model client (crew/agent/models: plain messages in, a plain answer out), its
+tools (typed methods; their schemas and argument checks come from crew/agent/autogen_adapter.py) and its
+conversation (plain data, crew/agent/context.py). `turn()` is one model call and the tool calls it asked for,
+run one after another in order, and returns a typed `Turn`. Whatever happens inside a turn (a tool that raises,
+a cancellation at a phase end), every tool call gets its result in the conversation, as the model APIs require.
 """
 
 from __future__ import annotations
@@ -15,19 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autogen_core import CancellationToken, FunctionCall
-from autogen_core.models import (
-    AssistantMessage,
-    ChatCompletionClient,
-    FunctionExecutionResult,
-    FunctionExecutionResultMessage,
-    LLMMessage,
-    SystemMessage,
-    UserMessage,
-)
-from autogen_core.tools import FunctionTool
-
+from crew.agent.autogen_adapter import AgentTool
 from crew.agent.context import BoundedContext, Message, estimate_text_tokens
+from crew.agent.models.chat import Answer, ChatMessage, ModelClient, ToolCall, ToolResult
 from crew.agent.models.text_tools import find_text_calls, not_run_note
 from crew.agent.models.usage import CallUsage
 from crew.agent.signals import Decision
@@ -69,27 +59,11 @@ class Turn:
         return response
 
 
-class _Tool(FunctionTool):
-    """A FunctionTool whose JSON schema is built once: autogen rebuilds it with pydantic on every call
-    otherwise, which was most of a step's own cost."""
-
-    @property
-    def schema(self):
-        if not hasattr(self, "_schema_cache"):
-            self._schema_cache = super().schema
-        return self._schema_cache
-
-
-def make_tool(method: Callable[..., Any]) -> FunctionTool:
-    description = " ".join((method.__doc__ or method.__name__).split())
-    return _Tool(method, description=description, name=method.__name__)
-
-
 class AgentSession:
-    def __init__(self, role: str, client: ChatCompletionClient, system: str, tools: Sequence[Callable[..., Any]],
+    def __init__(self, role: str, client: ModelClient, system: str, tools: Sequence[Callable[..., Any]],
                  context: BoundedContext) -> None:
         self.role, self.client, self.system, self.context = role, client, system, context
-        self.tools = {t.name: t for t in map(make_tool, tools)}
+        self.tools = {t.name: t for t in map(AgentTool, tools)}
         self.pending_note = ""  # what the model must hear about its last answer, sent with the next message
         self.context.fixed_tokens = estimate_text_tokens(system + json.dumps(self.schemas()))
         self.mark_turn_boundary()
@@ -123,20 +97,20 @@ class AgentSession:
                 self.context.drop_unanswered()
             self.pending_note = note
             raise
-        turn = Turn(self.role, usage=last_usage(self.client), retried_truncation=truncations)
-        if isinstance(result.content, str):
-            turn.text = result.content
+        turn = Turn(self.role, usage=result.usage, retried_truncation=truncations)
+        if not result.calls:
+            turn.text = result.text
             turn.cut = result.finish_reason == "length"
             # A cut answer is not kept whole: resending it would only invite more of the same.
-            kept = (result.content[:CUT_KEPT_CHARS].strip() + " [cut]") if turn.cut else result.content
+            kept = (result.text[:CUT_KEPT_CHARS].strip() + " [cut]") if turn.cut else result.text
             self.context.add(Message("assistant", kept or "(no text)"))
-            if calls := find_text_calls(result.content, self.tools):
+            if calls := find_text_calls(result.text, self.tools):
                 turn.text_calls, self.pending_note = len(calls), not_run_note(calls)
             elif turn.cut:
                 self.pending_note = CUT_TEXT_NOTE.format(tokens=turn.usage.output)
             return turn
-        turn.text = result.thought or ""
-        turn.calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.content]
+        turn.text = result.text
+        turn.calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.calls]
         self.context.add(Message("assistant", turn.text, calls=turn.calls))
         try:
             for call in turn.calls:
@@ -148,22 +122,22 @@ class AgentSession:
             self.context.add(Message("tool", results=turn.results))
         return turn
 
-    async def _ask(self, only_tool: str | None) -> tuple[Any, int]:
+    async def _ask(self, only_tool: str | None) -> tuple[Answer, int]:
         """One model call; an answer cut off at max_tokens inside a tool call is asked again with a note and a
         higher limit, never run."""
-        tools = list(self.tools.values())
-        choice: Any = self.tools[only_tool] if only_tool else "auto"
+        tools = [t.spec for t in self.tools.values()]
+        choice = only_tool or "auto"
         extra: dict[str, Any] = {}
-        note: list[LLMMessage] = []
+        note: list[ChatMessage] = []
         for attempt in range(MAX_TOKENS_RETRIES + 1):
             sent = self.context.estimate()
-            result = await self.client.create([SystemMessage(content=self.system), *self._llm_messages(), *note],
-                                              tools=tools, tool_choice=choice, extra_create_args=extra)
-            self.context.calibrate(last_usage(self.client).prompt_tokens, sent)
-            if not (result.finish_reason == "length" and isinstance(result.content, list)):
+            result = await self.client.create([ChatMessage("system", self.system), *self._chat_messages(), *note],
+                                              tools=tools, tool_choice=choice, extra=extra)
+            self.context.calibrate(result.usage.prompt_tokens, sent)
+            if not (result.finish_reason == "length" and result.calls):
                 return result, attempt
             log.warning("%s: answer cut off at max_tokens inside a tool call; asking again", self.role)
-            note = [UserMessage(content=TRUNCATED_NOTE, source="crew")]
+            note = [ChatMessage("user", TRUNCATED_NOTE)]
             extra = raised_output_limit(self.client, attempt + 1)
         raise RuntimeError(f"the {self.role}'s model was cut off at its output limit {MAX_TOKENS_RETRIES + 1} times")
 
@@ -180,7 +154,7 @@ class AgentSession:
         except ValueError as err:
             return _result(call, f"Error: the arguments of {call['name']} are not valid JSON ({err}).", error=True)
         try:
-            value = await tool.run_json(arguments, CancellationToken(), call_id=call["id"])
+            value = await tool.run(arguments, call_id=call["id"])
         except Decision as decision:
             if turn.decisions and not (decision.combines and all(d.combines for d in turn.decisions)):
                 return _result(call, f"Error: only one decision per turn; {type(turn.decision).__name__.lower()} "
@@ -189,33 +163,19 @@ class AgentSession:
             return _result(call, decision.message)
         except Exception as err:  # noqa: BLE001 - a failing tool is an observation for the model
             return _result(call, f"Error: {type(err).__name__}: {err}", error=True)
-        return _result(call, tool.return_value_as_string(value))
+        return _result(call, value)
 
-    def _llm_messages(self) -> list[LLMMessage]:
-        return [to_llm_message(m, self.role) for m in self.context.messages]
-
-
-def to_llm_message(message: Message, source: str) -> LLMMessage:
-    if message.role == "user":
-        return UserMessage(content=message.text, source="crew")
-    if message.role == "assistant" and message.calls:
-        calls = [FunctionCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in message.calls]
-        return AssistantMessage(content=calls, thought=message.text or None, source=source)
-    if message.role == "assistant":
-        return AssistantMessage(content=message.text, source=source)
-    return FunctionExecutionResultMessage(content=[FunctionExecutionResult(**r) for r in message.results])
+    def _chat_messages(self) -> list[ChatMessage]:
+        return [chat_message(m) for m in self.context.messages]
 
 
-def last_usage(client: ChatCompletionClient) -> CallUsage:
-    """The last call's tokens, with cache reads and writes where the client reports them."""
-    usage = getattr(client, "last_usage", None)
-    if isinstance(usage, CallUsage):
-        return usage
-    request = client.actual_usage()
-    return CallUsage(input=request.prompt_tokens, output=request.completion_tokens)
+def chat_message(message: Message) -> ChatMessage:
+    """A message of the bounded context as the model clients take it."""
+    return ChatMessage(message.role, message.text, tuple(ToolCall(**c) for c in message.calls),
+                       tuple(ToolResult(**r) for r in message.results))
 
 
-def raised_output_limit(client: ChatCompletionClient, attempt: int) -> dict[str, Any]:
+def raised_output_limit(client: ModelClient, attempt: int) -> dict[str, Any]:
     """The output-token limit for a retry after a cut-off answer, in the client's own parameter."""
     current = getattr(client, "max_tokens", None)
     if current is not None:  # our clients: Anthropic's max_tokens, OpenAI's max_completion_tokens or max_tokens

@@ -18,7 +18,7 @@ from typing import Any
 
 from challenges.framework.spec import Preset
 from crew.agent.context import BoundedContext
-from crew.agent.replay import ReplayExhausted
+from crew.agent.models.errors import ModelExhausted
 from crew.agent.session import AgentSession, Turn
 from crew.agent.signals import Delegated, LimitExceeded, Submitted, Waiting
 from crew.agent.usage_meter import UsageMeter
@@ -72,7 +72,7 @@ class CrewLoop(SubtaskSteps):
             return LoopEnd("the supervisor submitted", submitted=submitted.evaluation_id)
         except LimitExceeded as limit:
             return LoopEnd(str(limit))
-        except ReplayExhausted as err:
+        except ModelExhausted as err:
             return LoopEnd(f"the supervisor's model has no more answers ({err})")
         finally:
             await self._cancel_worker_turns()

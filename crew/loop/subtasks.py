@@ -9,7 +9,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING
 
-from crew.agent.replay import ReplayExhausted
+from crew.agent.models.errors import ModelExhausted
 from crew.agent.session import AgentSession, Turn
 from crew.agent.signals import Delegated, Reported, SubtaskOver
 from crew.loop.prompts import report_note, subtask_brief
@@ -83,7 +83,7 @@ class SubtaskSteps:
             self._watch_repeats(sub, turn)
         except SubtaskOver as over:
             self._end_subtask(sub, await self._final_report(sub, str(over)), str(over))
-        except ReplayExhausted as err:
+        except ModelExhausted as err:
             self._end_subtask(sub, None, f"its model had no more answers ({err})")
 
     def _subtask_over(self, sub: Subtask) -> str | None:
@@ -106,7 +106,7 @@ class SubtaskSteps:
             ask = (f"[crew] Stop now: {reason}. Call report(...) with what you did, which evaluations you made "
                    "and what you learned.")
             turn = await self._turn(self.workers[sub.id], ask, only_tool="report", agent=sub.id)
-        except ReplayExhausted:
+        except ModelExhausted:
             return None
         return turn.decision if isinstance(turn.decision, Reported) else None
 

@@ -8,17 +8,10 @@ import asyncio
 import anthropic
 import openai
 import pytest
-from autogen_core import FunctionCall
-from autogen_core.models import (
-    AssistantMessage,
-    FunctionExecutionResult,
-    FunctionExecutionResultMessage,
-    SystemMessage,
-    UserMessage,
-)
-from autogen_core.tools import FunctionTool
 
+from crew.agent.autogen_adapter import AgentTool
 from crew.agent.models import make_client
+from crew.agent.models.chat import ChatMessage, ToolCall, ToolResult
 from tests.crew_models.helpers import FakeTime
 
 ENGINEER = "You are the engineer. You work in the workspace." + " Keep outputs short." * 600  # cacheable
@@ -32,7 +25,7 @@ async def read_file(path: str) -> str:
     return ""
 
 
-TOOLS = [FunctionTool(read_file, description="Read a file in the workspace.")]
+TOOLS = [AgentTool(read_file).spec]
 
 
 def start(api_server, api: str, script: dict, **options):
@@ -47,7 +40,7 @@ async def ask(client, messages):
 
 
 def opening() -> list:
-    return [SystemMessage(content=ENGINEER), UserMessage(content="Why did training stall?", source="supervisor")]
+    return [ChatMessage("system", ENGINEER), ChatMessage("user", "Why did training stall?")]
 
 
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
@@ -63,15 +56,15 @@ def test_tool_call_round_trip(api_server, api):
         first = await ask(client, messages)
         written.append(client.last_usage.cache_write)
         assert first.finish_reason == "function_calls"
-        (call,) = first.content
+        (call,) = first.calls
         assert call.name == "read_file" and call.arguments.replace(" ", "") == '{"path":"train.log"}'
-        messages += [AssistantMessage(content=first.content, thought=first.thought, source="engineer"),
-                     FunctionExecutionResultMessage(content=[FunctionExecutionResult(
-                         content="step 1200 loss 3.41", name="read_file", call_id=call.id, is_error=False)])]
+        messages += [ChatMessage("assistant", first.text, first.calls),
+                     ChatMessage("tool", results=(ToolResult(
+                         content="step 1200 loss 3.41", name="read_file", call_id=call.id, is_error=False),))]
         return await ask(client, messages)
 
     second = asyncio.run(conversation())
-    assert second.finish_reason == "stop" and second.content == "The loss plateaued at step 1200."
+    assert second.finish_reason == "stop" and second.text == "The loss plateaued at step 1200."
     assert server.requests("engineer")[-1].last_user_text() == "step 1200 loss 3.41"
     if api == "anthropic":  # our client marks tools, system and the last turn: the second call reads the first
         assert written[0] > 3000 and client.last_usage.cache_read == written[0]
@@ -82,7 +75,7 @@ def test_tool_call_round_trip(api_server, api):
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
 def test_rate_limit_then_success(api_server, api):
     server, client, time = start(api_server, api, {"engineer": [{"fault": 429, "retry_after": 1}, {"text": "done"}]})
-    assert asyncio.run(ask(client, opening())).content == "done"
+    assert asyncio.run(ask(client, opening())).text == "done"
     assert time.sleeps == [1.0]  # the server's Retry-After, not a guess
     assert [e.status for e in server.exchanges] == [429, 200]
 
@@ -91,10 +84,10 @@ def test_rate_limit_then_success(api_server, api):
 def test_unanswered_tool_call_is_refused(api_server, api):
     """What the crew sends after a turn cut off mid tool call (issue 11, defect 1): refused, not retried."""
     server, client, time = start(api_server, api, {"engineer": [{"text": "unreachable"}]}, expect_violations=True)
-    call = FunctionCall(id="toolu_01Cut" if api == "anthropic" else "call_Cut", name="read_file",
-                        arguments='{"path": "train.log"}')
-    messages = [*opening(), AssistantMessage(content=[call], source="engineer"),
-                UserMessage(content="WRAP-UP: submit the best evaluation now.", source="supervisor")]
+    call = ToolCall(id="toolu_01Cut" if api == "anthropic" else "call_Cut", name="read_file",
+                    arguments='{"path": "train.log"}')
+    messages = [*opening(), ChatMessage("assistant", calls=(call,)),
+                ChatMessage("user", "WRAP-UP: submit the best evaluation now.")]
     with pytest.raises(REFUSED[api]):
         asyncio.run(ask(client, messages))
     assert time.sleeps == []  # a 400 is not retried

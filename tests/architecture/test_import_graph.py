@@ -7,6 +7,7 @@ still two modules that cannot be read or changed apart.
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ PACKAGES = ("crew", "toolkit", "memory", "challenges", "checkpoints")
 # What each package may import of ours (DESIGN.md's layout table).
 MAY_IMPORT = {"crew": set(PACKAGES), "toolkit": {"checkpoints"}, "memory": {"checkpoints"},
               "challenges": {"checkpoints"}, "checkpoints": set()}
+AUTOGEN_ADAPTER = "crew.agent.autogen_adapter"  # the one module that may import autogen_core/_agentchat/_ext
 
 
 def module_name(path: Path) -> str:
@@ -35,8 +37,8 @@ def project_modules() -> dict[str, Path]:
     return found
 
 
-def imports_of(path: Path, known: set[str]) -> set[str]:
-    """The project modules a file imports (`from pkg import mod` names the module when mod is one)."""
+def imported_names(path: Path, known: Collection[str] = ()) -> set[str]:
+    """Every module a file imports, ours or not (`from pkg import mod` names the module when mod is known)."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -44,7 +46,12 @@ def imports_of(path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.update(f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in known else node.module
                          for alias in node.names)
-    return {n for n in names if n in known}
+    return names
+
+
+def imports_of(path: Path, known: set[str]) -> set[str]:
+    """The project modules a file imports."""
+    return {n for n in imported_names(path, known) if n in known}
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +69,20 @@ def test_each_package_imports_only_the_packages_below_it(graph) -> None:
 def test_no_module_imports_itself_round_a_cycle(graph) -> None:
     cycles = [component for component in strongly_connected(graph) if len(component) > 1]
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(sorted(c)) for c in cycles)
+
+
+def test_only_the_adapter_imports_autogen() -> None:
+    """autogen sits behind one adapter (DESIGN.md): the model clients and the loop speak our plain types."""
+    importers = sorted(name for name, path in project_modules().items()
+                       if any(n.split(".")[0].startswith("autogen") for n in imported_names(path)))
+    assert importers == [AUTOGEN_ADAPTER]
+
+
+def test_the_loop_does_not_know_the_replay_client(graph) -> None:
+    """A scripted model ends like any model that has no more answers (ModelExhausted, crew/agent/models)."""
+    knowing = [name for name, targets in graph.items()
+               if name.startswith("crew.loop") and "crew.agent.replay" in targets]
+    assert not knowing
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:

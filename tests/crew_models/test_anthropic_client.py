@@ -2,17 +2,11 @@
 
 import asyncio
 
-from autogen_core import FunctionCall
-from autogen_core.models import (
-    AssistantMessage,
-    FunctionExecutionResult,
-    FunctionExecutionResultMessage,
-    SystemMessage,
-    UserMessage,
-)
-from autogen_core.tools import FunctionTool
+from autogen_core.models import SystemMessage, UserMessage
 
-from crew.agent.models import AnthropicChatCompletionClient, CallUsage, cost_usd
+from crew.agent.autogen_adapter import AgentTool, AutogenModelClient
+from crew.agent.models import AnthropicClient, CallUsage, cost_usd
+from crew.agent.models.chat import ChatMessage, ToolCall, ToolResult, ToolSpec, estimate_tokens
 
 from .helpers import Recorder, Reply
 
@@ -24,30 +18,27 @@ async def read_file(path: str, max_lines: int = 100) -> str:
     return ""
 
 
-def make(recorder: Recorder) -> AnthropicChatCompletionClient:
-    return AnthropicChatCompletionClient(MODEL, api_key="test-key", http_client=recorder.client())
+def make(recorder: Recorder) -> AnthropicClient:
+    return AnthropicClient(MODEL, api_key="test-key", http_client=recorder.client())
 
 
 def conversation() -> list:
-    return [
-        SystemMessage(content="You are the engineer."),
-        UserMessage(content="Why did training stall?", source="supervisor"),
-    ]
+    return [ChatMessage("system", "You are the engineer."), ChatMessage("user", "Why did training stall?")]
 
 
 def test_tool_use_round_trip():
     rec = Recorder([Reply(body="anthropic_tool_use.json"), Reply(body="anthropic_final_text.json")])
     client = make(rec)
-    tool = FunctionTool(read_file, description="Read the first lines of a file in the workspace.")
+    tool = AgentTool(read_file).spec
     messages = conversation()
 
     first = asyncio.run(client.create(messages, tools=[tool]))
     assert first.finish_reason == "function_calls"
-    assert first.content == [
-        FunctionCall(id="toolu_01A09q90qw90lq917835lq9", name="read_file",
-                     arguments='{"path": "runs/train.log", "max_lines": 50}')
-    ]
-    assert first.thought == "I'll look at the training log first."
+    assert first.calls == (
+        ToolCall(id="toolu_01A09q90qw90lq917835lq9", name="read_file",
+                 arguments='{"path": "runs/train.log", "max_lines": 50}'),
+    )
+    assert first.text == "I'll look at the training log first."
     sent = rec.bodies[0]
     assert sent["model"] == MODEL and sent["max_tokens"] == 8192
     assert sent["tools"][0]["name"] == "read_file"
@@ -59,15 +50,13 @@ def test_tool_use_round_trip():
     assert "test-key" in headers.get("x-api-key", "") + headers.get("authorization", "")
 
     messages += [
-        AssistantMessage(content=first.content, thought=first.thought, source="engineer"),
-        FunctionExecutionResultMessage(content=[
-            FunctionExecutionResult(content="step 1200 loss 3.41", name="read_file",
-                                    call_id="toolu_01A09q90qw90lq917835lq9", is_error=False),
-        ]),
+        ChatMessage("assistant", first.text, first.calls),
+        ChatMessage("tool", results=(ToolResult(content="step 1200 loss 3.41", name="read_file",
+                                                call_id="toolu_01A09q90qw90lq917835lq9", is_error=False),)),
     ]
     second = asyncio.run(client.create(messages, tools=[tool]))
     assert second.finish_reason == "stop"
-    assert second.content.startswith("The loss plateaued")
+    assert second.text.startswith("The loss plateaued")
     assistant, result = rec.bodies[1]["messages"][1:]
     assert assistant["role"] == "assistant"
     assert assistant["content"][0] == {"type": "text", "text": "I'll look at the training log first."}
@@ -81,10 +70,9 @@ def test_tool_use_round_trip():
 
 def test_cache_breakpoints_on_stable_prefix_and_latest_turn():
     rec = Recorder([Reply(body="anthropic_final_text.json")])
-    tools = [{"name": "a", "description": "A.", "parameters": {"type": "object", "properties": {}}},
-             {"name": "b", "description": "B.", "parameters": {"type": "object", "properties": {}}}]
-    messages = conversation() + [AssistantMessage(content="Looking.", source="engineer"),
-                                 UserMessage(content="Go on.", source="supervisor")]
+    tools = [ToolSpec("a", "A.", {"type": "object", "properties": {}}),
+             ToolSpec("b", "B.", {"type": "object", "properties": {}})]
+    messages = conversation() + [ChatMessage("assistant", "Looking."), ChatMessage("user", "Go on.")]
     asyncio.run(make(rec).create(messages, tools=tools))
     body = rec.bodies[0]
     assert "cache_control" not in body["tools"][0]
@@ -100,19 +88,19 @@ def test_cache_usage_parsed_and_costed():
     client = make(rec)
     first = asyncio.run(client.create(conversation()))
     assert client.last_usage == CallUsage(input=57, output=61, cache_read=0, cache_write=2048)
-    assert first.usage.prompt_tokens == 57 + 2048 and first.usage.completion_tokens == 61
+    assert first.usage.prompt_tokens == 57 + 2048 and first.usage.output == 61
     asyncio.run(client.create(conversation()))
     assert client.last_usage == CallUsage(input=143, output=27, cache_read=2048, cache_write=118)
     assert client.total_call_usage == CallUsage(200, 88, 2048, 2166)
-    assert client.total_usage().prompt_tokens == 57 + 2048 + 143 + 2048 + 118
-    assert client.actual_usage().completion_tokens == 27
+    assert client.total_call_usage.prompt_tokens == 57 + 2048 + 143 + 2048 + 118
+    assert client.last_usage.output == 27
     expected = (143 * 3 + 27 * 15 + 2048 * 0.3 + 118 * 3.75) / 1e6
     assert abs(cost_usd(MODEL, client.last_usage) - expected) < 1e-12
 
 
 def test_temperature_never_sent():
     rec = Recorder([Reply(body="anthropic_final_text.json")])
-    asyncio.run(make(rec).create(conversation(), extra_create_args={"temperature": 0.2, "stop_sequences": ["END"]}))
+    asyncio.run(make(rec).create(conversation(), extra={"temperature": 0.2, "stop_sequences": ["END"]}))
     body = rec.bodies[0]
     assert "temperature" not in body
     assert body["stop_sequences"] == ["END"]
@@ -121,18 +109,17 @@ def test_temperature_never_sent():
 
 def test_consecutive_roles_merged_and_results_first():
     rec = Recorder([Reply(body="anthropic_final_text.json")])
-    call = FunctionCall(id="t1", name="read_file", arguments='{"path": "a"}')
+    call = ToolCall(id="t1", name="read_file", arguments='{"path": "a"}')
     messages = [
-        SystemMessage(content="S1"),
-        SystemMessage(content="S2"),
-        UserMessage(content="task", source="supervisor"),
-        UserMessage(content="memory hits", source="memory"),
-        AssistantMessage(content="thinking", source="engineer"),
-        AssistantMessage(content=[call], source="engineer"),
-        FunctionExecutionResultMessage(content=[
-            FunctionExecutionResult(content="boom", name="read_file", call_id="t1", is_error=True)]),
-        UserMessage(content="budget: 3h left", source="clock"),
-        SystemMessage(content="wrap up soon"),
+        ChatMessage("system", "S1"),
+        ChatMessage("system", "S2"),
+        ChatMessage("user", "task"),
+        ChatMessage("user", "memory hits"),
+        ChatMessage("assistant", "thinking"),
+        ChatMessage("assistant", calls=(call,)),
+        ChatMessage("tool", results=(ToolResult(content="boom", name="read_file", call_id="t1", is_error=True),)),
+        ChatMessage("user", "budget: 3h left"),
+        ChatMessage("system", "wrap up soon"),
     ]
     asyncio.run(make(rec).create(messages))
     body = rec.bodies[0]
@@ -149,11 +136,11 @@ def test_consecutive_roles_merged_and_results_first():
 
 def test_malformed_arguments_and_empty_text_still_valid():
     rec = Recorder([Reply(body="anthropic_max_tokens.json")])
-    call = FunctionCall(id="t1", name="read_file", arguments="{not json")
+    call = ToolCall(id="t1", name="read_file", arguments="{not json")
     messages = [
-        UserMessage(content="", source="supervisor"),
-        AssistantMessage(content=[call], source="engineer"),
-        FunctionExecutionResultMessage(content=[FunctionExecutionResult(content="", name="read_file", call_id="t1")]),
+        ChatMessage("user", ""),
+        ChatMessage("assistant", calls=(call,)),
+        ChatMessage("tool", results=(ToolResult(content="", name="read_file", call_id="t1"),)),
     ]
     result = asyncio.run(make(rec).create(messages))
     assert result.finish_reason == "length"
@@ -164,17 +151,19 @@ def test_malformed_arguments_and_empty_text_still_valid():
 
 
 def test_interface_helpers():
-    client = AnthropicChatCompletionClient(MODEL, api_key="k")
+    client = AnthropicClient(MODEL, api_key="k")
     info = client.model_info
     assert info["function_calling"] and not info["vision"] and not info["json_output"]
     assert info["family"].startswith("claude")
-    n = client.count_tokens(conversation())
-    assert 0 < n < 50 and client.remaining_tokens(conversation()) == 200_000 - n
+    n = estimate_tokens(conversation())
+    assert 0 < n < 50 and client.context_tokens == 200_000
 
     rec = Recorder([Reply(body="anthropic_final_text.json")])
 
-    async def stream():
-        return [chunk async for chunk in make(rec).create_stream(conversation())]
+    async def stream():  # through autogen's interface (crew/agent/autogen_adapter.py): one chunk, the answer
+        messages = [SystemMessage(content="You are the engineer."),
+                    UserMessage(content="Why did training stall?", source="supervisor")]
+        return [chunk async for chunk in AutogenModelClient(make(rec)).create_stream(messages)]
 
     chunks = asyncio.run(stream())
     assert len(chunks) == 1 and chunks[0].finish_reason == "stop"
@@ -185,12 +174,11 @@ def test_thinking_blocks_echoed_with_tool_results():
     rec = Recorder([Reply(body="anthropic_thinking_tool_use.json"), Reply(body="anthropic_final_text.json")])
     client = make(rec)
     messages = conversation()
-    first = asyncio.run(client.create(messages, tools=[FunctionTool(read_file, description="Read a file.")]))
-    assert first.finish_reason == "function_calls" and first.thought == "Checking the log."
+    first = asyncio.run(client.create(messages, tools=[AgentTool(read_file).spec]))
+    assert first.finish_reason == "function_calls" and first.text == "Checking the log."
     messages += [
-        AssistantMessage(content=first.content, thought=first.thought, source="engineer"),
-        FunctionExecutionResultMessage(content=[
-            FunctionExecutionResult(content="ok", name="read_file", call_id=first.content[0].id)]),
+        ChatMessage("assistant", first.text, first.calls),
+        ChatMessage("tool", results=(ToolResult(content="ok", name="read_file", call_id=first.calls[0].id),)),
     ]
     asyncio.run(client.create(messages))
     echoed = rec.bodies[1]["messages"][1]["content"]

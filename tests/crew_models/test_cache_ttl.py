@@ -3,9 +3,8 @@ apart (job waits) write the 1-hour cache and are billed at its price, close call
 
 import asyncio
 
-from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
-
-from crew.agent.models import AnthropicChatCompletionClient, cost_usd
+from crew.agent.models import AnthropicClient, cost_usd
+from crew.agent.models.chat import ChatMessage
 
 MODEL = "claude-sonnet-4-6"
 
@@ -20,11 +19,11 @@ class Clock:
 
 def ask(client, turns: int, gap_s: float, clock: Clock) -> None:
     async def go() -> None:
-        messages = [SystemMessage(content="You are the engineer. " + "Context. " * 600)]
+        messages = [ChatMessage("system", "You are the engineer. " + "Context. " * 600)]
         for i in range(turns):
-            messages.append(UserMessage(content=f"Step {i}: " + "details " * 200, source="crew"))
+            messages.append(ChatMessage("user", f"Step {i}: " + "details " * 200))
             result = await client.create(messages)
-            messages.append(AssistantMessage(content=result.content, source="engineer"))
+            messages.append(ChatMessage("assistant", result.text))
             clock.now += gap_s
         await client.close()
 
@@ -39,11 +38,11 @@ def ttls(request: dict) -> set:
 def test_calls_minutes_apart_use_and_bill_the_one_hour_cache(api_server):
     clock = Clock()
     server = api_server({"engineer": [{"text": f"answer {i}"} for i in range(8)]}, clock=clock)
-    close = AnthropicChatCompletionClient(MODEL, clock=clock)
+    close = AnthropicClient(MODEL, clock=clock)
     ask(close, 3, 30.0, clock)
     assert [ttls(e.request) for e in server.requests()] == [{"5m"}] * 3
 
-    apart = AnthropicChatCompletionClient(MODEL, clock=clock)
+    apart = AnthropicClient(MODEL, clock=clock)
     ask(apart, 5, 600.0, clock)  # ten minutes apart: the 5-minute cache would be gone at every call
     later = server.requests()[3:]
     assert [ttls(e.request) for e in later] == [{"5m"}] + [{"1h"}] * 4  # from the first gap seen

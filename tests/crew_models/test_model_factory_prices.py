@@ -3,7 +3,7 @@
 import pytest
 
 from crew.agent.models import (
-    AnthropicChatCompletionClient,
+    AnthropicClient,
     CallUsage,
     ModelError,
     OpenAIClient,
@@ -20,7 +20,7 @@ def test_specs_build_retrying_clients(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     anthropic = make_client("anthropic:claude-sonnet-4-6")
-    assert isinstance(anthropic, RetryingClient) and isinstance(anthropic.inner, AnthropicChatCompletionClient)
+    assert isinstance(anthropic, RetryingClient) and isinstance(anthropic.inner, AnthropicClient)
     assert anthropic.model == "claude-sonnet-4-6"
     openai = make_client("openai:gpt-4.1", max_attempts=3)
     assert isinstance(openai.inner, OpenAIClient) and openai.max_attempts == 3

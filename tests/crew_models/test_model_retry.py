@@ -5,19 +5,19 @@ import random
 
 import httpx2
 import pytest
-from autogen_core.models import UserMessage
 
-from crew.agent.models import AnthropicChatCompletionClient, ModelOutage, RetryingClient, make_openai_client
+from crew.agent.models import AnthropicClient, ModelOutage, RetryingClient, make_openai_client
+from crew.agent.models.chat import ChatMessage
 from crew.agent.models.retry import is_transient, retry_after_s
 from crew.errors import EXIT_INTERRUPTED
 
 from .helpers import FakeTime, Recorder, Reply
 
-MESSAGES = [UserMessage(content="status?", source="supervisor")]
+MESSAGES = [ChatMessage("user", "status?")]
 
 
 def anthropic_retrying(rec: Recorder, fake: FakeTime, **options) -> RetryingClient:
-    inner = AnthropicChatCompletionClient("claude-sonnet-4-6", api_key="k", http_client=rec.client())
+    inner = AnthropicClient("claude-sonnet-4-6", api_key="k", http_client=rec.client())
     return RetryingClient(inner, sleep=fake.sleep, clock=fake.clock, rng=random.Random(0), **options)
 
 
@@ -75,7 +75,7 @@ def test_dropped_connection_retried():
                     Reply(body="anthropic_final_text.json")])
     fake = FakeTime()
     result = asyncio.run(anthropic_retrying(rec, fake).create(MESSAGES))
-    assert result.content.startswith("The loss") and len(fake.sleeps) == 2
+    assert result.text.startswith("The loss") and len(fake.sleeps) == 2
 
 
 def test_openai_rate_limit_retried():
@@ -84,7 +84,7 @@ def test_openai_rate_limit_retried():
     fake = FakeTime()
     inner = make_openai_client("gpt-4.1", api_key="k", http_client=rec.client())
     result = asyncio.run(RetryingClient(inner, sleep=fake.sleep, clock=fake.clock).create(MESSAGES))
-    assert result.content.startswith("The loss") and fake.sleeps == [1.5]
+    assert result.text.startswith("The loss") and fake.sleeps == [1.5]
 
 
 def test_classification_and_retry_after_parsing():

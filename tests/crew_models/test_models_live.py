@@ -4,10 +4,10 @@ import asyncio
 import os
 
 import pytest
-from autogen_core.models import UserMessage
-from autogen_core.tools import FunctionTool
 
+from crew.agent.autogen_adapter import AgentTool
 from crew.agent.models import make_client
+from crew.agent.models.chat import ChatMessage
 
 
 async def add(a: int, b: int) -> int:
@@ -17,10 +17,9 @@ async def add(a: int, b: int) -> int:
 
 def _round(spec: str) -> None:
     client = make_client(spec, max_attempts=3)
-    tool = FunctionTool(add, description="Add two integers.")
-    messages = [UserMessage(content="Use the add tool to add 2 and 3.", source="user")]
-    result = asyncio.run(client.create(messages, tools=[tool]))
-    assert result.finish_reason == "function_calls" and result.content[0].name == "add"
+    messages = [ChatMessage("user", "Use the add tool to add 2 and 3.")]
+    result = asyncio.run(client.create(messages, tools=[AgentTool(add).spec]))
+    assert result.finish_reason == "function_calls" and result.calls[0].name == "add"
     assert client.last_usage.output > 0
     asyncio.run(client.close())
 

@@ -1,4 +1,5 @@
-"""autogen-agentchat's AssistantAgent drives our Anthropic client (retrying) through a tool call end to end."""
+"""autogen-agentchat's AssistantAgent drives our Anthropic client (retrying), through the one autogen adapter,
+through a tool call end to end."""
 
 import asyncio
 import random
@@ -7,7 +8,8 @@ from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.messages import ToolCallExecutionEvent, ToolCallRequestEvent
 from autogen_core.tools import FunctionTool
 
-from crew.agent.models import AnthropicChatCompletionClient, RetryingClient
+from crew.agent.autogen_adapter import AutogenModelClient
+from crew.agent.models import AnthropicClient, RetryingClient
 
 from .helpers import FakeTime, Recorder, Reply
 
@@ -24,8 +26,8 @@ def test_assistant_agent_tool_round_trip():
     rec = Recorder([Reply(529, "anthropic_overloaded.json"), Reply(body="anthropic_tool_use.json"),
                     Reply(body="anthropic_final_text.json")])
     fake = FakeTime()
-    inner = AnthropicChatCompletionClient("claude-sonnet-4-6", api_key="k", http_client=rec.client())
-    client = RetryingClient(inner, sleep=fake.sleep, clock=fake.clock, rng=random.Random(1))
+    inner = AnthropicClient("claude-sonnet-4-6", api_key="k", http_client=rec.client())
+    client = AutogenModelClient(RetryingClient(inner, sleep=fake.sleep, clock=fake.clock, rng=random.Random(1)))
     agent = AssistantAgent("engineer", model_client=client, system_message="You are the engineer.",
                            tools=[FunctionTool(read_file, description="Read a file.")], reflect_on_tool_use=True)
     result = asyncio.run(agent.run(task="Why did training stall?"))

@@ -7,13 +7,20 @@ from importlib import import_module
 from typing import Any
 
 _WHERE = {
-    "AnthropicChatCompletionClient": "anthropic_client",
+    "AnthropicClient": "anthropic_client",
+    "Answer": "chat",
     "CallUsage": "usage",
+    "ChatMessage": "chat",
+    "ModelClient": "chat",
     "ModelError": "errors",
+    "ModelExhausted": "errors",
     "ModelOutage": "errors",
     "OpenAIClient": "openai_client",
     "Price": "usage",
     "RetryingClient": "retry",
+    "ToolCall": "chat",
+    "ToolResult": "chat",
+    "ToolSpec": "chat",
     "cost_usd": "usage",
     "is_transient": "retry",
     "make_client": "factory",

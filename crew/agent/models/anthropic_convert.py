@@ -1,4 +1,4 @@
-"""autogen messages and tools -> Anthropic Messages API request parts, with prompt-cache breakpoints."""
+"""Our messages and tool specs -> Anthropic Messages API request parts, with prompt-cache breakpoints."""
 
 from __future__ import annotations
 
@@ -8,15 +8,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from autogen_core import FunctionCall, Image
-from autogen_core.models import (
-    AssistantMessage,
-    FunctionExecutionResultMessage,
-    LLMMessage,
-    SystemMessage,
-    UserMessage,
-)
-from autogen_core.tools import Tool, ToolSchema
+from crew.agent.models.chat import ChatMessage, ToolCall, ToolChoice, ToolSpec, forced_tool
 
 log = logging.getLogger(__name__)
 
@@ -25,29 +17,28 @@ Message = dict[str, Any]
 # Looks up the blocks of a model turn as received, by the id of its first tool call.
 Echo = Callable[[str], list[Block] | None]
 EPHEMERAL = {"type": "ephemeral"}
-# Sampling knobs we never forward: the current API rejects temperature with top_p, and autogen sends them.
+# Sampling knobs we never forward: the current API rejects temperature with top_p, and callers may send them.
 DROPPED_ARGS = ("temperature", "top_p", "top_k")
 # The API rejects empty text blocks; an empty turn still has to say something.
 EMPTY = "(empty)"
 
 
-def tool_definitions(tools: Sequence[Tool | ToolSchema]) -> list[Block]:
+def tool_definitions(tools: Sequence[ToolSpec]) -> list[Block]:
     out = []
     for tool in tools:
-        schema: ToolSchema = tool.schema if isinstance(tool, Tool) else tool
-        params = dict(schema.get("parameters") or {"type": "object", "properties": {}})
+        params = dict(tool.parameters or {"type": "object", "properties": {}})
         params.setdefault("type", "object")
         params.setdefault("properties", {})
-        definition: Block = {"name": schema["name"], "input_schema": params}
-        if schema.get("description"):
-            definition["description"] = schema["description"]
+        definition: Block = {"name": tool.name, "input_schema": params}
+        if tool.description:
+            definition["description"] = tool.description
         out.append(definition)
     return out
 
 
-def tool_choice_param(choice: Any) -> Block | None:
-    if isinstance(choice, Tool):
-        return {"type": "tool", "name": choice.schema["name"]}
+def tool_choice_param(choice: ToolChoice) -> Block | None:
+    if (name := forced_tool(choice)) is not None:
+        return {"type": "tool", "name": name}
     return {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}.get(choice)
 
 
@@ -55,20 +46,7 @@ def _text(text: str) -> Block:
     return {"type": "text", "text": text or EMPTY}
 
 
-def _user_blocks(msg: UserMessage) -> list[Block]:
-    if isinstance(msg.content, str):
-        return [_text(msg.content)]
-    blocks: list[Block] = []
-    for part in msg.content:
-        if isinstance(part, Image):
-            source = {"type": "base64", "media_type": "image/png", "data": part.to_base64()}
-            blocks.append({"type": "image", "source": source})
-        else:
-            blocks.append(_text(str(part)))
-    return blocks or [_text("")]
-
-
-def _tool_input(call: FunctionCall) -> dict[str, Any]:
+def _tool_input(call: ToolCall) -> dict[str, Any]:
     try:
         value = json.loads(call.arguments) if call.arguments else {}
     except json.JSONDecodeError:
@@ -95,52 +73,52 @@ def response_blocks(content: Sequence[Any]) -> list[Block]:
     return out
 
 
-def _assistant_blocks(msg: AssistantMessage, echo: Echo | None) -> list[Block]:
-    if isinstance(msg.content, str):
-        return [_text(msg.content)]
-    if echo is not None and msg.content:
+def _assistant_blocks(msg: ChatMessage, echo: Echo | None) -> list[Block]:
+    if not msg.calls:
+        return [_text(msg.text)]
+    if echo is not None:
         # Models that think by default need their thinking blocks back, unmodified, with the tool results.
-        raw = echo(msg.content[0].id)
+        raw = echo(msg.calls[0].id)
         if raw is not None:
             return copy.deepcopy(raw)
-    blocks: list[Block] = [{"type": "text", "text": msg.thought}] if msg.thought else []
-    for call in msg.content:
+    blocks: list[Block] = [{"type": "text", "text": msg.text}] if msg.text else []
+    for call in msg.calls:
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call)})
-    return blocks or [_text("")]
+    return blocks
 
 
-def _result_blocks(msg: FunctionExecutionResultMessage) -> list[Block]:
+def _result_blocks(msg: ChatMessage) -> list[Block]:
     blocks = []
-    for result in msg.content:
+    for result in msg.results:
         block: Block = {"type": "tool_result", "tool_use_id": result.call_id, "content": result.content or EMPTY}
         if result.is_error:
             block["is_error"] = True
         blocks.append(block)
-    return blocks
+    return blocks or [_text("")]
 
 
-def _role_blocks(msg: LLMMessage, echo: Echo | None) -> tuple[str, list[Block]]:
-    if isinstance(msg, UserMessage):
-        return "user", _user_blocks(msg)
-    if isinstance(msg, AssistantMessage):
+def _role_blocks(msg: ChatMessage, echo: Echo | None) -> tuple[str, list[Block]]:
+    if msg.role == "user":
+        return "user", [_text(msg.text)]
+    if msg.role == "assistant":
         return "assistant", _assistant_blocks(msg, echo)
-    if isinstance(msg, FunctionExecutionResultMessage):
+    if msg.role == "tool":
         return "user", _result_blocks(msg)
-    if isinstance(msg, SystemMessage):
+    if msg.role == "system":
         # A system message after the conversation began becomes a user note: moving it into `system`
         # would change the cached prefix on every call.
-        return "user", [_text(f"[system] {msg.content}")]
-    raise TypeError(f"unsupported message type {type(msg).__name__}")
+        return "user", [_text(f"[system] {msg.text}")]
+    raise TypeError(f"unsupported message role {msg.role!r}")
 
 
 def convert_messages(
-    messages: Sequence[LLMMessage], echo: Echo | None = None
+    messages: Sequence[ChatMessage], echo: Echo | None = None
 ) -> tuple[list[Block], list[Message]]:
     """Leading system messages -> system blocks; the rest -> alternating user/assistant messages."""
     system: list[Block] = []
     rest = list(messages)
-    while rest and isinstance(rest[0], SystemMessage):
-        system.append(_text(rest.pop(0).content))
+    while rest and rest[0].role == "system":
+        system.append(_text(rest.pop(0).text))
     out: list[Message] = []
     for msg in rest:
         role, blocks = _role_blocks(msg, echo)
@@ -179,10 +157,10 @@ def add_cache_breakpoints(tools: list[Block], system: list[Block], messages: lis
         messages[-1]["content"][-1]["cache_control"] = dict(control)
 
 
-def request_params(model: str, max_tokens: int, messages: Sequence[LLMMessage], tools: Sequence[Tool | ToolSchema],
-                   tool_choice: Any = "auto", extra: Mapping[str, Any] | None = None, echo: Echo | None = None,
+def request_params(model: str, max_tokens: int, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = (),
+                   tool_choice: ToolChoice = "auto", extra: Mapping[str, Any] | None = None, echo: Echo | None = None,
                    cache_ttl: str = "5m") -> dict[str, Any]:
-    """The keyword arguments of messages.create (the request body) for autogen messages and tools."""
+    """The keyword arguments of messages.create (the request body) for our messages and tools."""
     system, converted = convert_messages(messages, echo=echo)
     tool_defs = tool_definitions(tools)
     add_cache_breakpoints(tool_defs, system, converted, cache_ttl)

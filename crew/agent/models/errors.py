@@ -18,3 +18,7 @@ class ModelOutage(ModelError):
     def __init__(self, message: str, hint: str = "", last_error: BaseException | None = None) -> None:
         super().__init__(message, hint or "the API is down or rate-limited; resume the run later", EXIT_INTERRUPTED)
         self.last_error = last_error
+
+
+class ModelExhausted(Exception):
+    """The model has no more answers (a scripted model at the end of its script): the agent's work ends there."""

@@ -1,12 +1,11 @@
-"""Model spec text -> a retrying ChatCompletionClient (anthropic:MODEL, openai:MODEL, openai:MODEL@BASE_URL)."""
+"""Model spec text -> a retrying model client (anthropic:MODEL, openai:MODEL, openai:MODEL@BASE_URL)."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from autogen_core.models import ChatCompletionClient
-
+from crew.agent.models.chat import ModelClient
 from crew.agent.models.errors import ModelError
 from crew.agent.models.retry import RetryingClient
 from crew.agent.specs import parse_spec
@@ -20,16 +19,16 @@ def _key(variable: str, spec: str) -> str:
     return value
 
 
-def make_client(spec_text: str, **retry_options: Any) -> ChatCompletionClient:
+def make_client(spec_text: str, **retry_options: Any) -> RetryingClient:
     """A client for an API model spec, wrapped in RetryingClient (retry_options go to it)."""
     spec = parse_spec(spec_text)
     # Each SDK is imported only when its client is made (seconds each).
     if spec.kind == "openai":
         from crew.agent.models.openai_client import make_openai_client
     if spec.kind == "anthropic":
-        from crew.agent.models.anthropic_client import AnthropicChatCompletionClient
+        from crew.agent.models.anthropic_client import AnthropicClient
 
-        inner: ChatCompletionClient = AnthropicChatCompletionClient(
+        inner: ModelClient = AnthropicClient(
             spec.model, api_key=_key("ANTHROPIC_API_KEY", str(spec))
         )
     elif spec.kind == "openai" and spec.base_url:

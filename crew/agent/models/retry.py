@@ -13,14 +13,10 @@ import inspect
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
-from autogen_core.tools import Tool, ToolSchema
-from pydantic import BaseModel
-
+from crew.agent.models.chat import Answer, ChatMessage, ModelClient, WrappedClient
 from crew.agent.models.errors import ModelOutage
 
 log = logging.getLogger(__name__)
@@ -98,12 +94,12 @@ def describe(err: BaseException) -> str:
     return f"HTTP {status}" if status is not None else type(err).__name__
 
 
-class RetryingClient(ChatCompletionClient):
+class RetryingClient(WrappedClient):
     """Delegates to `inner`, retrying transient failures; everything else (usage, model_info) is inner's."""
 
     def __init__(
         self,
-        inner: ChatCompletionClient,
+        inner: ModelClient,
         *,
         max_attempts: int = 8,
         base_delay_s: float = 2.0,
@@ -114,7 +110,7 @@ class RetryingClient(ChatCompletionClient):
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.max_attempts, self.base_delay_s, self.max_delay_s = max_attempts, base_delay_s, max_delay_s
         self.give_up_after_s = give_up_after_s
         self._sleep, self._on_retry, self._clock = sleep, on_retry, clock
@@ -146,90 +142,12 @@ class RetryingClient(ChatCompletionClient):
                 await outcome
         await self._sleep(delay)
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],  # noqa: B006 - the interface's signature
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def create(self, messages: Sequence[ChatMessage], **options: Any) -> Answer:
         started = self._clock()
         attempt = 0
         while True:
             attempt += 1
             try:
-                return await self.inner.create(
-                    messages,
-                    tools=tools,
-                    tool_choice=tool_choice,
-                    json_output=json_output,
-                    extra_create_args=extra_create_args,
-                    cancellation_token=cancellation_token,
-                )
+                return await self.inner.create(messages, **options)
             except Exception as err:  # noqa: BLE001 - classified in _wait_or_give_up, re-raised if not transient
                 await self._wait_or_give_up(attempt, started, err)
-
-    async def create_stream(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],  # noqa: B006
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
-        """Retried only until the first chunk: a half-delivered stream cannot be replayed invisibly."""
-        started = self._clock()
-        attempt = 0
-        while True:
-            attempt += 1
-            yielded = False
-            try:
-                async for chunk in self.inner.create_stream(
-                    messages,
-                    tools=tools,
-                    tool_choice=tool_choice,
-                    json_output=json_output,
-                    extra_create_args=extra_create_args,
-                    cancellation_token=cancellation_token,
-                ):
-                    yielded = True
-                    yield chunk
-                return
-            except Exception as err:  # noqa: BLE001
-                if yielded:
-                    raise
-                await self._wait_or_give_up(attempt, started, err)
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def actual_usage(self) -> RequestUsage:
-        return self.inner.actual_usage()
-
-    def total_usage(self) -> RequestUsage:
-        return self.inner.total_usage()
-
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:  # noqa: B006
-        return self.inner.count_tokens(messages, tools=tools)
-
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:  # noqa: B006
-        return self.inner.remaining_tokens(messages, tools=tools)
-
-    @property
-    def capabilities(self) -> Any:
-        return self.inner.model_info
-
-    @property
-    def model_info(self) -> ModelInfo:
-        return self.inner.model_info
-
-    def __getattr__(self, name: str) -> Any:
-        # last_usage, total_call_usage, model, ... come from the wrapped client.
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)

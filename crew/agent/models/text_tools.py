@@ -11,25 +11,22 @@ and the conversation is sent back as plain text turns, which any chat server acc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from autogen_core import CancellationToken, FunctionCall
-from autogen_core.models import (
-    AssistantMessage,
-    ChatCompletionClient,
-    CreateResult,
-    FunctionExecutionResultMessage,
-    LLMMessage,
-    ModelInfo,
-    RequestUsage,
-    SystemMessage,
-    UserMessage,
+from crew.agent.models.chat import (
+    Answer,
+    ChatMessage,
+    ModelClient,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    WrappedClient,
+    forced_tool,
 )
-from autogen_core.tools import Tool, ToolSchema
-from pydantic import BaseModel
 
 TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 FENCED = re.compile(r"```[a-zA-Z]*\s*\n(.*?)```", re.DOTALL)
@@ -112,32 +109,30 @@ def not_run_note(calls: list[dict[str, str]]) -> str:
 # -- text tools as the protocol --------------------------------------------------------------------
 
 
-def tools_prompt(tools: Sequence[Tool | ToolSchema], only: str | None = None) -> str:
+def tools_prompt(tools: Sequence[ToolSpec], only: str | None = None) -> str:
     """The tools described in the system prompt, and how to call them in text."""
-    schemas = [t.schema if isinstance(t, Tool) else t for t in tools]
-    lines = [f"- {s['name']}: {s.get('description', '')}\n  parameters: "
-             f"{json.dumps(s.get('parameters', {}).get('properties', {}))}" for s in schemas]
+    lines = [f"- {t.name}: {t.description}\n  parameters: "
+             f"{json.dumps(t.parameters.get('properties', {}))}" for t in tools]
     must = f"You must call {only} now.\n" if only else ""
     return ("\n\n# Tools\nTo call a tool, write one block per call and nothing after it:\n"
             '<tool_call>\n{"name": "TOOL", "arguments": {...}}\n</tool_call>\n'
             "The results come back in the next message. Available tools:\n" + must + "\n".join(lines))
 
 
-def as_text_turns(messages: Sequence[LLMMessage]) -> list[LLMMessage]:
+def as_text_turns(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     """The conversation without native tool calls: calls as the text the model wrote them in, results as a
     user message, and adjacent user messages merged (chat templates want the roles to alternate)."""
-    out: list[LLMMessage] = []
+    out: list[ChatMessage] = []
     for message in messages:
-        if isinstance(message, AssistantMessage) and isinstance(message.content, list):
+        if message.calls:
             calls = "\n".join(f'<tool_call>\n{json.dumps({"name": c.name, "arguments": _loads(c.arguments)})}\n'
-                              "</tool_call>" for c in message.content)
-            message = AssistantMessage(content="\n".join(filter(None, [message.thought, calls])),
-                                       source=message.source)
-        elif isinstance(message, FunctionExecutionResultMessage):
-            message = UserMessage(content="\n\n".join(f"[result of {r.name}]{' (error)' if r.is_error else ''}\n"
-                                                      f"{r.content}" for r in message.content), source="crew")
-        if isinstance(message, UserMessage) and out and isinstance(out[-1], UserMessage):
-            message = UserMessage(content=f"{out.pop().content}\n\n{message.content}", source="crew")
+                              "</tool_call>" for c in message.calls)
+            message = ChatMessage("assistant", "\n".join(filter(None, [message.text, calls])))
+        elif message.role == "tool":
+            message = ChatMessage("user", "\n\n".join(f"[result of {r.name}]{' (error)' if r.is_error else ''}\n"
+                                                      f"{r.content}" for r in message.results))
+        if message.role == "user" and out and out[-1].role == "user":
+            message = ChatMessage("user", f"{out.pop().text}\n\n{message.text}")
         out.append(message)
     return out
 
@@ -149,69 +144,27 @@ def _loads(arguments: str) -> Any:
         return arguments
 
 
-class TextToolsClient(ChatCompletionClient):
+class TextToolsClient(WrappedClient):
     """Wraps a client: tools travel as text both ways; answers that hold calls come back as native calls."""
 
-    def __init__(self, inner: ChatCompletionClient) -> None:
-        self.inner = inner
+    def __init__(self, inner: ModelClient) -> None:
+        super().__init__(inner)
         self._calls = 0
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],  # noqa: B006 - the interface's signature
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
-        only = tool_choice.name if isinstance(tool_choice, Tool) else None
-        sent = [SystemMessage(content=m.content + tools_prompt(tools, only)) if isinstance(m, SystemMessage) else m
-                for m in as_text_turns(messages)]
-        result = await self.inner.create(sent, json_output=json_output, extra_create_args=extra_create_args,
-                                         cancellation_token=cancellation_token)
-        if not isinstance(result.content, str):
-            return result
-        names = [t.schema["name"] if isinstance(t, Tool) else t["name"] for t in tools]
-        calls = find_text_calls(result.content, names)
+    async def create(self, messages: Sequence[ChatMessage], *, tools: Sequence[ToolSpec] = (),
+                     tool_choice: ToolChoice = "auto", extra: Mapping[str, Any] | None = None) -> Answer:
+        prompt = tools_prompt(tools, forced_tool(tool_choice))
+        sent = [ChatMessage("system", m.text + prompt) if m.role == "system" else m for m in as_text_turns(messages)]
+        answer = await self.inner.create(sent, extra=extra)
+        if answer.calls:
+            return answer
+        calls = find_text_calls(answer.text, [t.name for t in tools])
         if not calls:
-            return result
-        function_calls = []
+            return answer
+        found = []
         for call in calls:
             self._calls += 1
-            function_calls.append(FunctionCall(id=f"text-call-{self._calls}", **call))
-        thought = re.split(r"<tool_call>|```|\{", result.content, maxsplit=1)[0].strip() or None
-        finish = "length" if result.finish_reason == "length" else "function_calls"
-        return result.model_copy(update={"content": function_calls, "thought": thought, "finish_reason": finish})
-
-    def create_stream(self, *args: Any, **kwargs: Any) -> AsyncGenerator[str | CreateResult, None]:
-        raise NotImplementedError("text tools are parsed from whole answers; the crew does not stream")
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def actual_usage(self) -> RequestUsage:
-        return self.inner.actual_usage()
-
-    def total_usage(self) -> RequestUsage:
-        return self.inner.total_usage()
-
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:  # noqa: B006
-        return self.inner.count_tokens(messages, tools=tools)
-
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:  # noqa: B006
-        return self.inner.remaining_tokens(messages, tools=tools)
-
-    @property
-    def capabilities(self) -> Any:
-        return self.inner.model_info
-
-    @property
-    def model_info(self) -> ModelInfo:
-        return self.inner.model_info
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+            found.append(ToolCall(id=f"text-call-{self._calls}", **call))
+        thought = re.split(r"<tool_call>|```|\{", answer.text, maxsplit=1)[0].strip()
+        finish = "length" if answer.finish_reason == "length" else "function_calls"
+        return dataclasses.replace(answer, text=thought, calls=tuple(found), finish_reason=finish)

@@ -37,7 +37,7 @@ def _os_errors_as_text(tool: Callable[..., Any]) -> Callable[..., Any]:
             return tool(*args, **kwargs)
         except OSError as err:
             log.warning("%s failed: %r", tool.__name__, err)
-            where = f" ({err.filename})" if err.filename else ""
+            where = f" ({args[0].shown(Path(err.filename))})" if err.filename else ""
             return f"{tool.__name__} failed: {err.strerror or err}{where}"
 
     return wrapper
@@ -94,7 +94,8 @@ class Toolkit:
         if self.sandbox is not None:
             self.sandbox.check(os.environ)
         mounts = {"papers": self.papers_dir, **({DATA_DIR: self.data_dir} if self.data_dir is not None else {})}
-        self.files = FileTools(self.workspace, read_only, mounts)
+        seen_as = None if self.sandbox is None else self.sandbox.inside(self.workspace)
+        self.files = FileTools(self.workspace, read_only, mounts, seen_as=seen_as)
         if slurm_partition is False:
             self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s,
                                    sandbox=self.sandbox, devices=devices)
@@ -144,9 +145,17 @@ class Toolkit:
             display=display,
             contained=self.sandbox is not None,
         )
+        result.log_shown = self.shown(result.log_path)
         if note:
             result.output = f"[note{note}]\n{result.output}"
         return result
+
+    def shown(self, path: Path) -> str:
+        """A path as the agents see it: workspace-relative where it can be, else its path inside the sandbox."""
+        path = Path(os.fsdecode(path))
+        if path.is_absolute() and (path == self.workspace or self.workspace in path.parents):
+            return str(path.relative_to(self.workspace)) or "."
+        return self.jobs.shown(path)
 
     # -- commands ----------------------------------------------------------------------------------
 
@@ -177,7 +186,8 @@ class Toolkit:
             return f"'{path}' is not a file in the workspace."
         args = [str(a) for a in (args or [])]
         display = " ".join(["python", path, *args])
-        inside = self.workspace / self.files.confine.display(real)  # the data folder has this path in the sandbox
+        relative = self.files.confine.display(real)  # the data folder has this path in the sandbox
+        inside = (self.workspace if self.sandbox is None else self.sandbox.inside(self.workspace)) / relative
         return self._run([sys.executable, str(inside), *args], display, timeout_s, "python")
 
     # -- background jobs ---------------------------------------------------------------------------

@@ -70,7 +70,8 @@ def test_other_runs_and_this_runs_own_records_are_invisible(snoop) -> None:
     (tk.run_dir / "trace.jsonl").write_text("{}")
     for host in (cache.parent, tk.run_dir):  # the run's folders are inside at /sandbox, not at their host paths
         assert "No such file or directory" in _out(tk, f"ls -A {host}")
-    assert sorted(tk.run_bash("ls -A /sandbox", timeout_s=60).output.split()) == ["home", "jobs", "logs", "workspace"]
+    assert sorted(tk.run_bash("ls -A /sandbox", timeout_s=60).output.split()) == ["home", "jobs", "lib", "logs",
+                                                                               "workspace"]
 
 
 @needs_bwrap

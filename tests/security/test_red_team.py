@@ -286,3 +286,49 @@ def test_a_disk_fill_is_stopped_before_the_disk_is_full(tmp_path, monkeypatch, a
     assert "DISK LOW" in server.requests("supervisor")[-1].last_user_text()
     result = json.loads(run.result.read_text())
     assert code == EXIT_DONE and result["status"] == "submitted" and result["score"] == 0.75  # state was saved
+
+
+FAILING_SCRIPT = "import checkpoints, sys\nprint(checkpoints.__file__, sys.path)\nraise RuntimeError('boom')\n"
+PATHS = [
+    "pwd; echo HOME=$HOME; env | sort; python -c 'import checkpoints, sys; print(checkpoints.__file__, sys.path)'",
+    "cat no-such-file; ls /sandbox /sandbox/logs | head -3; python -c 'import os; print(os.path.realpath(\".\"))'",
+]
+
+
+def test_no_tool_result_or_model_request_names_a_host_path(world, api_server):
+    """The run's folders, the project and the data cache are places on the host: what an agent is shown (a
+    command's output and log, a job's log, a file error, a refused or failed evaluation) names them only as the
+    sandbox shows them, so no host path reaches the model."""
+    engineer = [*[call("run_bash", command=command, timeout_s=60) for command in PATHS],
+                call("write_file", path="fail.py", content=FAILING_SCRIPT),
+                call("run_python", path="fail.py", timeout_s=60),
+                call("start_job", command="pwd; echo job-done", name="where"),
+                call("wait_for_job", job_id="001-where", until="exit", max_minutes=2),
+                call("job_status", job_id="001-where"), call("tail_job", job_id="001-where"),
+                call("read_file", path="data/question.txt"), call("read_file", path="nothing/here.txt"),
+                call("write_file", path="data/x.txt", content="x"),
+                call("write_file", path="answer.txt", content="0.5"), call("write_file", path="bad.txt", content="x"),
+                call("evaluate", artifact_path="answer.txt"), call("evaluate", artifact_path="bad.txt"),
+                call("evaluate", artifact_path="/sandbox/workspace/answer.txt"),
+                call("evaluate", artifact_path="missing.txt"), call("list_files", path=".", recursive=True),
+                call("report", changed="answer.txt", commands="looked around", evaluations=["eval-0001"],
+                     learned="0.5 scores", proposes="submit eval-0001")]
+    supervisor = [call("delegate", role="engineer", subtask="Answer and evaluate.", minutes=10),
+                  call("submit", evaluation_id="eval-0001", rationale="verified")]
+    server = api_server({"supervisor": supervisor, "engineer": engineer})
+    code, run = start_run(RunRequest("heldout", preset="smoke", model=API_MODEL, budget="10m",
+                                     run_dir=world["tmp"] / "run"))
+    events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+    results = {r["name"] + str(i): r["content"] for i, e in enumerate(kinds(events, "tool_results"))
+               for r in e["results"]}
+    shown = "\n".join(results.values())
+    requests = json.dumps([e.request for e in server.exchanges])
+    project = Path(__file__).resolve().parents[2]
+    for host in (run.root, world["tmp"], project, cache_root(), world["private"]):
+        assert str(host) not in shown, (host, [k for k, v in results.items() if str(host) in v])
+        assert str(host) not in requests, host
+    assert "/sandbox/workspace" in shown and "HOME=/sandbox/home" in shown and "/sandbox/logs/" in shown
+    assert "/sandbox/lib/checkpoints/__init__.py" in shown and "RuntimeError: boom" in shown
+    assert "job-done" in shown and "/sandbox/jobs/001-where/" in shown
+    assert "a number between 0 and 1" in shown and "Evaluation eval-0003: value = 0.9200" in shown
+    assert code == EXIT_DONE and json.loads(run.result.read_text())["score"] == pytest.approx(0.92)

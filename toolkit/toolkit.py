@@ -8,7 +8,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -55,7 +55,8 @@ class Toolkit:
     `run_dir/logs`. Every timeout and job deadline is capped by `budget` when one is given.
 
     `data_dir` is shown read-only at workspace/data. With a `sandbox` policy every command and job runs
-    inside bubblewrap (toolkit.sandbox); without one they run as the user, unconfined."""
+    inside bubblewrap (toolkit.sandbox); without one they run as the user, unconfined. `env` is what the
+    challenge's preset declares for them (validated there: no secret, no name the toolkit manages)."""
 
     def __init__(
         self,
@@ -74,6 +75,7 @@ class Toolkit:
         github: GithubTools | None = None,
         devices: Sequence[str] = (),
         slurm_partition: str | bool | None = False,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.run_dir = Path(run_dir).absolute()
         self.workspace = Path(workspace).absolute() if workspace else self.run_dir / "workspace"
@@ -83,6 +85,7 @@ class Toolkit:
         self.max_output_chars = max_output_chars
         self.command_grace_s = command_grace_s
         self.data_dir = Path(data_dir).absolute() if data_dir else None
+        self.declared_env = dict(env or {})  # what the preset declares for the agents' commands and jobs
         if self.data_dir is not None:
             place_data(self.workspace / DATA_DIR, self.data_dir, bound=sandbox is not None)
         # Papers live in a folder of the crew's, shown read-only at workspace/papers: the crew writes there on
@@ -120,7 +123,8 @@ class Toolkit:
         # Idle OpenMP threads that spin starve everything else on a shared CPU (100x slower seen here).
         extra = {"PYTHONUNBUFFERED": "1", "PATH": path, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
         env = scrubbed_env(extra=extra)
-        return env if self.sandbox is None else self.sandbox.environment(env)
+        env = env if self.sandbox is None else self.sandbox.environment(env)
+        return {**env, **self.declared_env}
 
     def _bounded(self, timeout_s: float) -> tuple[float, str]:
         left = self.time_left_s()

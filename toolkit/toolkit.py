@@ -37,7 +37,7 @@ def _os_errors_as_text(tool: Callable[..., Any]) -> Callable[..., Any]:
             return tool(*args, **kwargs)
         except OSError as err:
             log.warning("%s failed: %r", tool.__name__, err)
-            where = f" ({args[0].shown(Path(err.filename))})" if err.filename else ""
+            where = f" ({args[0].shown(err.filename)})" if err.filename else ""
             return f"{tool.__name__} failed: {err.strerror or err}{where}"
 
     return wrapper
@@ -154,12 +154,12 @@ class Toolkit:
             result.output = f"[note{note}]\n{result.output}"
         return result
 
-    def shown(self, path: Path) -> str:
+    def shown(self, path: str | bytes | os.PathLike[str]) -> str:
         """A path as the agents see it: workspace-relative where it can be, else its path inside the sandbox."""
-        path = Path(os.fsdecode(path))
-        if path.is_absolute() and (path == self.workspace or self.workspace in path.parents):
-            return str(path.relative_to(self.workspace)) or "."
-        return self.jobs.shown(path)
+        where = Path(os.fsdecode(path))
+        if where.is_absolute() and (where == self.workspace or self.workspace in where.parents):
+            return str(where.relative_to(self.workspace))
+        return self.jobs.shown(where)
 
     # -- commands ----------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ class CommandResult:
     output_bytes: int
     cut_bytes: int
     leftovers_killed: int = 0
+    log_shown: str = ""  # the log's path as the command saw it (inside the sandbox); default: log_path
 
     def __str__(self) -> str:
         if self.timed_out:
@@ -43,7 +44,7 @@ class CommandResult:
             status = f"killed by signal {-self.exit_code}"
         else:
             status = f"exit code {self.exit_code}"
-        lines = [f"[{status} · {self.duration_s:.1f}s · log: {self.log_path}]"]
+        lines = [f"[{status} · {self.duration_s:.1f}s · log: {self.log_shown or self.log_path}]"]
         if self.leftovers_killed:
             lines.append(
                 f"[{self.leftovers_killed} background process(es) it left behind were stopped; "

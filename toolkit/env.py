@@ -3,31 +3,14 @@ without it, the parent's minus anything that looks like a secret (scrubbed_env).
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-# Named explicitly so they go even if the name heuristic below were ever loosened.
-KNOWN_SECRETS = frozenset(
-    {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}
-)
+from checkpoints.env_names import AGENT_ENV_NAMES, AGENT_ENV_PREFIXES, KNOWN_SECRETS, is_secret_name
 
-# Matched per name segment (split on non-alphanumerics) so that e.g. TOKENIZERS_PARALLELISM survives
-# while HF_HUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD and MYAPIKEY do not.
-_SECRET_WORDS = ("KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD")
-_SECRET_SEGMENT = re.compile(r"^(?:[A-Z0-9]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)S?|PASSPHRASE|CREDENTIALS?|AUTH|PAT)$")
-
-
-@functools.lru_cache(maxsize=4096)  # names repeat on every call; the regex work need not
-def is_secret_name(name: str) -> bool:
-    """True when an environment variable's name looks like it holds a key, token, secret or password."""
-    upper = name.upper()
-    if upper in KNOWN_SECRETS:
-        return True
-    segments = [s for s in re.split(r"[^A-Z0-9]+", upper) if s]
-    return any(seg in _SECRET_WORDS or _SECRET_SEGMENT.match(seg) for seg in segments)
+__all__ = ["AGENT_ENV_NAMES", "AGENT_ENV_PREFIXES", "KNOWN_SECRETS", "agent_env", "is_secret_name", "scrubbed_env",
+           "without_credentials"]
 
 
 def scrubbed_env(
@@ -48,18 +31,6 @@ def scrubbed_env(
     return env
 
 
-# What an agent's command inherits from the crew's environment, by name: the search path, the locale, GPU and
-# thread settings, the hub's endpoint, cache-less offline flags, and package and proxy addresses (stripped of
-# any user:password). Everything else (keys, database URLs, the crew's own settings) stays with the crew.
-AGENT_ENV_NAMES = frozenset({
-    "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONUNBUFFERED", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
-    "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TOKENIZERS_PARALLELISM", "HF_ENDPOINT", "HF_HUB_OFFLINE",
-    "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "SSL_CERT_FILE", "SSL_CERT_DIR",
-    "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
-    "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-})
-AGENT_ENV_PREFIXES = ("LC_", "CUDA_", "NCCL_", "NVIDIA_")
 _URL_NAMES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "HF_ENDPOINT")
 
 

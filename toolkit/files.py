@@ -35,8 +35,9 @@ class FileTools:
     links (checkpoints.beneath): the tools run on the host, and a link an agent plants or swaps in mid-call
     is refused rather than followed out of the workspace."""
 
-    def __init__(self, workspace: Path, read_only: Sequence[Path] = (), mounts: Mapping[str, Path] | None = None):
-        self.confine = Confinement(workspace, read_only, mounts)
+    def __init__(self, workspace: Path, read_only: Sequence[Path] = (), mounts: Mapping[str, Path] | None = None,
+                 seen_as: Path | None = None):
+        self.confine = Confinement(workspace, read_only, mounts, seen_as=seen_as)
         # Per-file undo history (previous bytes, or None when the file did not exist).
         self._history: dict[tuple[Path, tuple[str, ...]], list[bytes | None]] = {}
 

@@ -44,6 +44,7 @@ class JobStatus:
     log_path: Path
     progress: Progress | None
     last_line: str
+    log_shown: str = ""  # the log's path as the job saw it (inside the sandbox); default: log_path
 
     @property
     def running(self) -> bool:
@@ -84,7 +85,7 @@ class JobStatus:
         if r.exit_code is not None:
             lines.append(f"exit code: {r.exit_code}")
         lines.append(f"progress: {self.progress}" if self.progress else "progress: none reported in the log")
-        lines.append(f"log: {self.log_path}")
+        lines.append(f"log: {self.log_shown or self.log_path}")
         if self.last_line:
             lines.append(f"last line: {self.last_line[:300]}")
         return "\n".join(lines)
@@ -271,7 +272,12 @@ class JobManager:
         tail = read_tail_text(log_path, _PROGRESS_WINDOW_BYTES)
         elapsed = None if record.started is None else (record.ended or time.time()) - record.started
         last, _ = tail_lines(log_path, 1, max_bytes=8_000)
-        return JobStatus(record, record.state, log_path, parse_progress(tail, elapsed), last[0] if last else "")
+        return JobStatus(record, record.state, log_path, parse_progress(tail, elapsed), last[0] if last else "",
+                         self.shown(log_path))
+
+    def shown(self, path: Path) -> str:
+        """A path as the agents' commands see it (inside the sandbox, the run's folders have paths of their own)."""
+        return str(path if self.sandbox is None else self.sandbox.inside(path))
 
     def tail(self, job_id: str, lines: int, max_chars: int) -> str:
         status = self.status(job_id)
@@ -280,7 +286,7 @@ class JobManager:
         if len(text) > max_chars:
             text = "[... line starts cut ...]\n" + text[-max_chars:]
             more = True
-        head = f"[job {job_id}: {status.state}; last {len(shown)} line(s) of {status.log_path}"
+        head = f"[job {job_id}: {status.state}; last {len(shown)} line(s) of {status.log_shown}"
         head += "; earlier output not shown]" if more else "]"
         return head + "\n" + (text or "(no output yet)")
 

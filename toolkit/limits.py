@@ -119,20 +119,25 @@ def address_space_prefix(max_memory_bytes: int | None) -> str:
 
 
 def describe(max_processes: int | None, max_memory_bytes: int | None, tag: str = "doctor") -> list[str]:
-    """Which limits apply on this machine, in words."""
+    """Which limits apply on this machine, in words: which mechanism, and whether it binds root."""
     lines = []
     parent = pids_parent(tag)
     if max_processes is None:
         lines.append("processes: no limit set")
     elif parent is not None:
-        lines.append(f"processes: at most {max_processes} per command or job (a pids cgroup under {parent.parent})")
+        kind = "cgroup v1 pids hierarchy" if CGROUP_ROOT / "pids" in parent.parents else "cgroup v2, pids delegated"
+        lines.append(f"processes: at most {max_processes} per command or job, root's included (a pids cgroup of "
+                     f"its own: {kind}, under {parent.parent})")
         release(parent)
     else:
-        lines.append("processes: NOT limited (no pids cgroup can be made here; delegate one to the crew's user)")
+        lines.append("processes: NOT limited (no pids cgroup can be made here: cgroup v2 without the pids "
+                     "controller delegated to this user, and no writable v1 pids hierarchy; RLIMIT_NPROC is not "
+                     "used instead, as the kernel never applies it to root and it counts per user, not per command)")
     if max_memory_bytes is None:
         lines.append("memory: no address-space limit (runs with GPUs, or none set)")
     elif shutil.which("prlimit"):
-        lines.append(f"memory: address space at most {max_memory_bytes / 2**30:.1f} GiB per command (prlimit)")
+        lines.append(f"memory: address space at most {max_memory_bytes / 2**30:.1f} GiB per process of a command "
+                     "or job, root's included (RLIMIT_AS through prlimit)")
     else:
         lines.append("memory: NOT limited (prlimit, from util-linux, is missing)")
     return lines

@@ -23,8 +23,10 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 class Confinement:
-    def __init__(self, workspace: Path, read_only: Sequence[Path] = (), mounts: Mapping[str, Path] | None = None):
+    def __init__(self, workspace: Path, read_only: Sequence[Path] = (), mounts: Mapping[str, Path] | None = None,
+                 seen_as: Path | None = None):
         self.root = Path(os.path.abspath(workspace))
+        self.seen_as = seen_as  # the workspace's path inside the sandbox: agents' absolute paths may start there
         self.real_root = self.root.resolve()
         self._read_only = [Path(os.path.abspath(p)) for p in read_only]
         # workspace/<name> shows this folder, read-only (a bind inside the sandbox).
@@ -82,6 +84,8 @@ class Confinement:
             absolute = Path(os.path.normpath(text))
             if _inside(absolute, self.root):
                 candidate = absolute
+            elif self.seen_as is not None and _inside(absolute, self.seen_as):
+                candidate = self.root / absolute.relative_to(self.seen_as)
             elif _inside(absolute, self.real_root):
                 candidate = self.root / absolute.relative_to(self.real_root)
             else:

@@ -1,8 +1,9 @@
 """Agents' commands and jobs inside a bubblewrap (bwrap) sandbox.
 
-Inside, a command sees the system and the crew's Python read-only, the workspace read-write, the prepared
-data read-only at workspace/data (a bind: `data/..` is the workspace, not the data cache), the run's logs
-and job records read-only, a home folder and a /tmp of the run's own, and nothing else of the machine's:
+Inside, a command sees the system and the crew's Python read-only, the workspace read-write at
+/sandbox/workspace, the prepared data read-only at workspace/data (a bind: `data/..` is the workspace, not
+the data cache), the run's logs and job records read-only, a home folder and a /tmp of the run's own (the
+run's folders at paths that name no host folder: toolkit/sandbox_mounts.py), and nothing else of the machine's:
 no data cache or private answers, no project source (only the `checkpoints` package that training code
 imports), no other runs, no state, trace or evaluations of this one, no home directory. It has its own
 pid namespace (the crew's /proc and pid are out of reach, so it cannot be signalled), its own /dev (GPU
@@ -29,7 +30,7 @@ from toolkit.egress import DNS as EGRESS_DNS
 from toolkit.env import agent_env
 from toolkit.errors import ToolkitError
 from toolkit.limits import address_space_prefix, new_pids_group, pids_parent
-from toolkit.sandbox_mounts import RunFolders, view_args
+from toolkit.sandbox_mounts import WORKSPACE, RunFolders, view_args
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,8 @@ class Sandbox:
         folders = RunFolders(workspace, self.home, self.tmp, data_dir, read_only=(logs, jobs), papers=papers_dir,
                              python_packages=policy.python_packages)
         hidden = (*policy.hidden, Path.home(), run_dir)
-        mounts, self.python_path = view_args(folders, hidden, policy.dev_root)
+        self.view = view_args(folders, hidden, policy.dev_root)
+        self.python_path = self.view.python_path
         mode = policy.network_mode
         namespaces = ["--unshare-all", *(["--share-net"] if mode == "host" else [])]
         egress: list[str] = []
@@ -108,7 +110,7 @@ class Sandbox:
             resolv.write_text(f"nameserver {EGRESS_DNS}\n")
             egress = ["--ro-bind", str(resolv), "/etc/resolv.conf", "--info-fd", "4", "--block-fd", "5"]
         self.args_file = run_dir / "sandbox.args"  # in the run's folder, which the sandbox never shows
-        self.args = [*namespaces, *_CAPS, *mounts, *egress, "--chdir", str(workspace)]
+        self.args = [*namespaces, *_CAPS, *self.view.args, *egress, "--chdir", str(WORKSPACE)]
         self.args_file.write_bytes(b"".join(a.encode() + b"\0" for a in self.args))
         self._launcher = [sys.executable, "-I", str(Path(__file__).with_name("egress.py"))] if egress else []
         # A pids cgroup per command where the machine lets us make one (toolkit/limits.py).
@@ -126,12 +128,16 @@ class Sandbox:
         return [*self._launcher, "sh", "-c", script, "bwrap", str(self.args_file),
                 *(["--die-with-parent"] if die_with_parent else []), "--", *_INNER, *argv]
 
+    def inside(self, path: Path) -> Path:
+        """A host path as commands inside see it (a run folder's path there; any other path unchanged)."""
+        return self.view.inside(path)
+
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """`env` as a command inside sees it: only allowlisted variables (toolkit.env.agent_env), nothing
         pointing outside, its own home and /tmp."""
         inside = {k: v for k, v in agent_env(env).items()
                   if k not in _ENV_DROPPED and not k.startswith(_ENV_DROPPED_PREFIXES)}
-        inside.update(HOME=str(self.home), TMPDIR="/tmp")
+        inside.update(HOME=str(self.view.inside(self.home)), TMPDIR="/tmp")
         if self.python_path:
             inside["PYTHONPATH"] = self.python_path
         return inside

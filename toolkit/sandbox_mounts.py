@@ -1,9 +1,11 @@
 """What the sandbox shows, as bubblewrap mount arguments: the system and the crew's Python read-only, the
 run's own folders, GPU device nodes; hidden places masked wherever they lie inside a shown folder.
 
-Everything is bound at its own path, so a path means the same inside the sandbox and out (the file tools,
-the logs and the job records all name host paths). The view is built from a list of what to show, not by
-hiding things from the whole machine: what is not named here does not exist inside.
+The system and the crew's Python are bound at their own paths (a venv only works where it was made). The
+run's own folders are bound at fixed paths that say nothing about the host (the workspace at /sandbox/workspace,
+the rest beside it), so that what a command prints (`pwd`, $HOME, a log's path) names no host folder; the
+toolkit shows the paths in its results the same way (`View.inside`). The view is built from a list of what to
+show, not by hiding things from the whole machine: what is not named here does not exist inside.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import checkpoints
+from toolkit.errors import ToolkitError
 
 # System folders every program expects, read-only when present.
 SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/sys")
@@ -26,6 +29,9 @@ ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "
 # GPU device nodes (and the NVIDIA persistence daemon's socket folder) are bound in when present.
 GPU_DEVICE_GLOBS = ("nvidia*", "dri")
 NVIDIA_PERSISTENCED = Path("/run/nvidia-persistenced")
+# Where the run's folders appear inside: the workspace, its home, logs, jobs, Python packages.
+RUN_FOLDERS = Path("/sandbox")
+WORKSPACE = RUN_FOLDERS / "workspace"
 
 
 @dataclass(frozen=True)
@@ -115,10 +121,29 @@ def mask_args(hidden: Iterable[Path], shown: Sequence[Path]) -> tuple[list[str],
     return masks, remounts
 
 
-def view_args(folders: RunFolders, hidden: Iterable[Path], dev_root: Path = Path("/dev")) -> tuple[list[str], str]:
-    """All mount arguments, in the order bwrap must apply them, and the PYTHONPATH that makes
-    `checkpoints` importable inside ("" when the shown Python already has it)."""
+@dataclass(frozen=True)
+class View:
+    """The sandbox's mounts, the PYTHONPATH that makes `checkpoints` (and a run's packages) importable inside
+    ("" when the shown Python already has it), and where each of the run's folders appears inside."""
+
+    args: list[str]
+    python_path: str
+    places: dict[Path, Path]  # host folder -> the path commands inside see it at
+
+    def inside(self, path: Path) -> Path:
+        """`path` (a host path) as a command inside the sandbox sees it; unchanged when it is not in a run folder."""
+        for host, seen in sorted(self.places.items(), key=lambda item: -len(item[0].parts)):
+            if _inside(path, host):
+                return seen / path.relative_to(host)
+        return path
+
+
+def view_args(folders: RunFolders, hidden: Iterable[Path], dev_root: Path = Path("/dev")) -> View:
+    """All mount arguments, in the order bwrap must apply them, with the PYTHONPATH and the run's places."""
     python = python_roots()
+    if any(_inside(root, RUN_FOLDERS) for root in python):
+        raise ToolkitError(f"the crew's Python lies under {RUN_FOLDERS}, where the sandbox shows the run's folders",
+                           "install research-crew into a Python (or venv) elsewhere")
     shown = [*(Path(d) for d in SYSTEM_DIRS if Path(d).is_dir()), *python]
     # /tmp first: the run's folders may lie under the host's /tmp, and must be mounted over it, not under.
     args = ["--bind", str(folders.tmp), "/tmp", *system_args()]
@@ -126,27 +151,33 @@ def view_args(folders: RunFolders, hidden: Iterable[Path], dev_root: Path = Path
         args += ["--ro-bind", str(root), str(root)]
     masks, remounts = mask_args([*hidden, *ETC_SECRETS], shown)
     args += masks
-    args += ["--bind", str(folders.home), str(folders.home), "--bind", str(folders.workspace), str(folders.workspace)]
+    places = {folders.workspace: WORKSPACE, folders.home: RUN_FOLDERS / "home"}
+    args += ["--bind", str(folders.home), str(places[folders.home]), "--bind", str(folders.workspace), str(WORKSPACE)]
     if folders.data is not None:
-        args += ["--ro-bind", str(folders.data), str(folders.workspace / "data")]
+        places[folders.data] = WORKSPACE / "data"
+        args += ["--ro-bind", str(folders.data), str(WORKSPACE / "data")]
     if folders.papers is not None:
-        args += ["--ro-bind", str(folders.papers), str(folders.workspace / "papers")]
+        places[folders.papers] = WORKSPACE / "papers"
+        args += ["--ro-bind", str(folders.papers), str(WORKSPACE / "papers")]
     for path in folders.read_only:
         if path.is_dir():
-            args += ["--ro-bind", str(path), str(path)]
-    python_path = [str(p) for p in folders.python_packages if p.is_dir()]
-    for path in python_path:
-        args += ["--ro-bind", path, path]
+            places[path] = RUN_FOLDERS / path.name
+            args += ["--ro-bind", str(path), str(places[path])]
+    python_path = []
+    for number, path in enumerate(p for p in folders.python_packages if p.is_dir()):
+        places[path] = RUN_FOLDERS / "packages" / str(number)
+        args += ["--ro-bind", str(path), str(places[path])]
+        python_path.append(str(places[path]))
     package = checkpoints_root()
     hidden_paths = [Path(os.path.abspath(h)) for h in hidden]
     visible = any(_inside(package, s) for s in shown) and not any(_inside(package, h) for h in hidden_paths)
-    if not visible:
-        args += ["--ro-bind", str(package), str(package)]
-        python_path.append(str(package.parent))
+    if not visible:  # at a path that names no project folder
+        args += ["--ro-bind", str(package), str(RUN_FOLDERS / "lib" / package.name)]
+        python_path.append(str(RUN_FOLDERS / "lib"))
     args += ["--proc", "/proc", "--dev", "/dev"]
     for node in gpu_devices(dev_root):
         args += ["--dev-bind", str(node), f"/dev/{node.name}"]
     if gpu_devices(dev_root) and NVIDIA_PERSISTENCED.is_dir():
         args += ["--bind", str(NVIDIA_PERSISTENCED), str(NVIDIA_PERSISTENCED)]
     args += ["--dir", "/var", "--symlink", "/tmp", "/var/tmp", *remounts, "--remount-ro", "/"]
-    return args, ":".join(python_path)
+    return View(args, ":".join(python_path), places)

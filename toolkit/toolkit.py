@@ -8,7 +8,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -37,7 +37,7 @@ def _os_errors_as_text(tool: Callable[..., Any]) -> Callable[..., Any]:
             return tool(*args, **kwargs)
         except OSError as err:
             log.warning("%s failed: %r", tool.__name__, err)
-            where = f" ({err.filename})" if err.filename else ""
+            where = f" ({args[0].shown(err.filename)})" if err.filename else ""
             return f"{tool.__name__} failed: {err.strerror or err}{where}"
 
     return wrapper
@@ -55,7 +55,8 @@ class Toolkit:
     `run_dir/logs`. Every timeout and job deadline is capped by `clock` when one is given.
 
     `data_dir` is shown read-only at workspace/data. With a `sandbox` policy every command and job runs
-    inside bubblewrap (toolkit.sandbox); without one they run as the user, unconfined."""
+    inside bubblewrap (toolkit.sandbox); without one they run as the user, unconfined. `env` is what the
+    challenge's preset declares for them (validated there: no secret, no name the toolkit manages)."""
 
     def __init__(
         self,
@@ -75,6 +76,7 @@ class Toolkit:
         devices: Sequence[str] = (),
         slurm_partition: str | bool | None = False,
         slurm_max_jobs: int = 4,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.run_dir = Path(run_dir).absolute()
         self.workspace = Path(workspace).absolute() if workspace else self.run_dir / "workspace"
@@ -84,6 +86,7 @@ class Toolkit:
         self.max_output_chars = max_output_chars
         self.command_grace_s = command_grace_s
         self.data_dir = Path(data_dir).absolute() if data_dir else None
+        self.declared_env = dict(env or {})  # what the preset declares for the agents' commands and jobs
         if self.data_dir is not None:
             place_data(self.workspace / DATA_DIR, self.data_dir, bound=sandbox is not None)
         # Papers live in a folder of the crew's, shown read-only at workspace/papers: the crew writes there on
@@ -95,7 +98,8 @@ class Toolkit:
         if self.sandbox is not None:
             self.sandbox.check(os.environ)
         mounts = {"papers": self.papers_dir, **({DATA_DIR: self.data_dir} if self.data_dir is not None else {})}
-        self.files = FileTools(self.workspace, read_only, mounts)
+        seen_as = None if self.sandbox is None else self.sandbox.inside(self.workspace)
+        self.files = FileTools(self.workspace, read_only, mounts, seen_as=seen_as)
         if slurm_partition is False:
             self.jobs = JobManager(self.run_dir / "jobs", cwd=self.workspace, env=self._env(), grace_s=job_grace_s,
                                    sandbox=self.sandbox, devices=devices)
@@ -121,7 +125,8 @@ class Toolkit:
         # Idle OpenMP threads that spin starve everything else on a shared CPU (100x slower seen here).
         extra = {"PYTHONUNBUFFERED": "1", "PATH": path, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
         env = scrubbed_env(extra=extra)
-        return env if self.sandbox is None else self.sandbox.environment(env)
+        env = env if self.sandbox is None else self.sandbox.environment(env)
+        return {**env, **self.declared_env}
 
     def _bounded(self, timeout_s: float) -> tuple[float, str]:
         left = self.phase_left_s()
@@ -146,9 +151,17 @@ class Toolkit:
             display=display,
             contained=self.sandbox is not None,
         )
+        result.log_shown = self.shown(result.log_path)
         if note:
             result.output = f"[note{note}]\n{result.output}"
         return result
+
+    def shown(self, path: str | bytes | os.PathLike[str]) -> str:
+        """A path as the agents see it: workspace-relative where it can be, else its path inside the sandbox."""
+        where = Path(os.fsdecode(path))
+        if where.is_absolute() and (where == self.workspace or self.workspace in where.parents):
+            return str(where.relative_to(self.workspace))
+        return self.jobs.shown(where)
 
     # -- commands ----------------------------------------------------------------------------------
 
@@ -179,7 +192,8 @@ class Toolkit:
             return f"'{path}' is not a file in the workspace."
         args = [str(a) for a in (args or [])]
         display = " ".join(["python", path, *args])
-        inside = self.workspace / self.files.confine.display(real)  # the data folder has this path in the sandbox
+        relative = self.files.confine.display(real)  # the data folder has this path in the sandbox
+        inside = (self.workspace if self.sandbox is None else self.sandbox.inside(self.workspace)) / relative
         return self._run([sys.executable, str(inside), *args], display, timeout_s, "python")
 
     # -- background jobs ---------------------------------------------------------------------------

@@ -59,6 +59,9 @@ class Preset:
     max_processes: int = 2048
     max_memory_gb: float = 0.0
     disk_reserve_gb: float = 2.0
+    # Variables the agents' commands and jobs get (`env = { NAME = "value" }`): fixed values, never a secret,
+    # never a name the toolkit passes from the machine or sets itself (checkpoints/env_names.py).
+    env: tuple[tuple[str, str], ...] = ()
     # A preset may score a stated proxy instead of the challenge's metric (`[presets.smoke.metric]`): where the
     # real metric cannot move at that size (SuperGLUE after a minute on CPU), a run still needs a score that does.
     metric: Metric | None = None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from challenges.framework.spec import PLACEHOLDERS, Challenge, Metric, Preset, default_score_minutes
+from checkpoints.env_names import declared_name_problem
 
 TOP_KEYS = {"name", "title", "source", "metric", "submission", "rules", "presets", "baseline", "environment",
             "feedback", "prepare"}
@@ -19,7 +20,7 @@ PROXY_METRIC_KEYS = METRIC_KEYS | {"note"}
 BASELINE_KEYS = {"command", "reference_score"}
 FEEDBACK_CHOICES = ("dev", "none")
 PRESET_KEYS = {"hours", "gpus", "gpu_memory_gb", "description", "score_minutes", "disk_gb", "download_gb",
-               "baseline_seeds", "max_processes", "max_memory_gb", "disk_reserve_gb", "metric"}
+               "baseline_seeds", "max_processes", "max_memory_gb", "disk_reserve_gb", "metric", "env"}
 # A folder name on a case-sensitive file system and a URL path segment: `house-price`, `my_task`, `MNIST2`.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 NAME_RULE = "letters, digits, - and _, starting with a letter or digit (e.g. house-price or my_task)"
@@ -188,6 +189,7 @@ def _parse_presets(fields: _Fields, table: dict[str, Any], threshold: float) -> 
             max_processes=int(fields.number(body, "max_processes", prefix, default=2048, minimum=1, integer=True)),
             max_memory_gb=fields.number(body, "max_memory_gb", prefix, default=0.0, minimum=0.0),
             disk_reserve_gb=fields.number(body, "disk_reserve_gb", prefix, default=2.0, minimum=0.0),
+            env=_parse_env(fields, body, prefix),
         )
         if "metric" in body:  # a stated proxy for this preset; `note` says why
             proxy = fields.table(body, "metric", prefix)
@@ -201,6 +203,22 @@ def _parse_presets(fields: _Fields, table: dict[str, Any], threshold: float) -> 
                        f"raise hours to at least {preset.min_budget_s / 3600:.3g} or lower score_minutes")
         presets[preset_name] = preset
     return presets
+
+
+def _parse_env(fields: _Fields, body: dict[str, Any], prefix: str) -> tuple[tuple[str, str], ...]:
+    """A preset's `env = { NAME = "value" }`: what the agents' commands and jobs get besides the allowlist."""
+    table = fields.table(body, "env", prefix, required=False)
+    env = []
+    for name, value in table.items():
+        problem = declared_name_problem(name)
+        if problem:
+            fields.add(f"{prefix}env.{name}", problem, f"remove {name} from {prefix}env (agents' commands get it "
+                       "from the machine or from research-crew, or must not get it at all)")
+        elif not isinstance(value, str):
+            fields.add(f"{prefix}env.{name}", f"must be text, got {value!r}", f'write {name} = "{value}"')
+        else:
+            env.append((name, value))
+    return tuple(env)
 
 
 def _parse_requirements(fields: _Fields, table: dict[str, Any]) -> list[str]:

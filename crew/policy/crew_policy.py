@@ -26,7 +26,7 @@ from crew.run.disk_watch import DiskWatch
 from crew.run.ledger import Ledger
 from crew.run.results import Outcome, Usage
 from crew.run.rundir import RunDir
-from crew.run.sandboxing import agent_sandbox, slurm_max_jobs, slurm_partition
+from crew.run.sandboxing import agent_sandbox, declared_env, slurm_max_jobs, slurm_partition
 from crew.run.trace import Trace
 from toolkit import Toolkit
 
@@ -99,7 +99,7 @@ class CrewPolicy:
                           data_dir=self.score_context.data_dir,
                           sandbox=agent_sandbox(self.run.run_toml, self.preset, gpus=bool(devices)),
                           slurm_partition=slurm_partition(self.run.run_toml),
-                          slurm_max_jobs=slurm_max_jobs(self.run.run_toml))
+                          slurm_max_jobs=slurm_max_jobs(self.run.run_toml), env=declared_env(self.preset))
         tools = CrewTools(challenge=self.challenge, toolkit=toolkit, ledger=ledger,
                           plan=Plan.initial(self.clock.budget_s), trace=self.trace,
                           score_context=self.score_context, evaluations_dir=self.run.evaluations,

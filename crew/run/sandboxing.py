@@ -19,6 +19,7 @@ import challenges
 import crew
 import memory
 import toolkit
+from challenges.framework import gpu_memory
 from challenges.framework.data import cache_root
 from challenges.framework.loader import PATH_VARIABLE
 from challenges.framework.spec import Preset
@@ -109,10 +110,22 @@ def agent_sandbox(run_toml: Path, preset: Preset | None = None, *, gpus: bool = 
         return None
     preset = preset or Preset(name=config.preset, hours=1.0)
     memory = None if gpus else int((preset.max_memory_gb or psutil.virtual_memory().total / 2**30) * 2**30)
+    packages = (Path(config.requirements_env),) if config.requirements_env else ()
+    if gpu_memory.VARIABLE in os.environ:  # capped by the runner: the hook rides on PYTHONPATH inside too
+        packages += (gpu_memory.HOOK_DIR,)
     return SandboxPolicy(network=network_mode(config.agent_network),
                          hidden=hidden_places(Path(config.challenge_dir), run_toml.parent),
                          max_processes=preset.max_processes or None, max_memory_bytes=memory,
-                         python_packages=(Path(config.requirements_env),) if config.requirements_env else ())
+                         python_packages=packages)
+
+
+def declared_env(preset: Preset) -> dict[str, str]:
+    """What agents' commands and jobs get besides the sandbox's allowlist: the preset's `env`, and the GPU
+    memory cap the runner set for this run (crew/policy/runner.py; its name is one the sandbox drops)."""
+    env = dict(preset.env)
+    if gpu_memory.VARIABLE in os.environ:
+        env[gpu_memory.VARIABLE] = os.environ[gpu_memory.VARIABLE]
+    return env
 
 
 def slurm_partition(run_toml: Path) -> str | bool | None:

@@ -77,3 +77,38 @@ def test_on_a_gpu_an_allocation_past_the_preset_fails(tmp_path):
             "    print('capped')\n")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "capped", out.stderr[-2000:]
+
+
+HOOKED = "import sys; print('HOOKED', any(type(f).__name__ == '_AfterTorchCuda' for f in sys.meta_path))"
+
+
+def test_agents_commands_and_jobs_in_the_sandbox_get_the_cap_too(tmp_path, monkeypatch):
+    """The runner sets the cap in its own environment; the sandbox drops both of its variables (PYTHONPATH
+    points outside, RESEARCH_CREW_* is the crew's), so the crew hands them in as what the preset declares."""
+    import time
+
+    from challenges.framework.spec import Preset
+    from crew.run.config import RunConfig
+    from crew.run.sandboxing import agent_sandbox, declared_env
+    from toolkit import Toolkit
+    from toolkit.sandbox import bwrap_problem
+
+    if bwrap_problem():
+        pytest.skip(f"needs a working bubblewrap: {bwrap_problem()}")
+    for name, value in gpu_memory.job_environment(40).items():  # as crew/policy/runner.py does on a GPU
+        monkeypatch.setenv(name, value)
+    run_toml = tmp_path / "run" / "run.toml"
+    run_toml.parent.mkdir()
+    RunConfig(run_id="r", challenge="toy", challenge_dir=str(tmp_path / "toy"), preset="full", model="m",
+              supervisor_model="m", worker_model="m", budget_s=60.0, started_at=time.time(), device="cuda",
+              data_dir=str(tmp_path / "data"), agent_network="off").save(run_toml)
+    preset = Preset(name="full", hours=1.0, gpus=1, gpu_memory_gb=40, env=(("SEEN", "yes"),))
+    tk = Toolkit(run_toml.parent, sandbox=agent_sandbox(run_toml, preset, gpus=True), env=declared_env(preset))
+    seen = tk.run_bash(f'python -c "{HOOKED}"; echo "$SEEN ${gpu_memory.VARIABLE}"', timeout_s=60).output
+    assert "HOOKED True" in seen and "yes 40" in seen, seen
+    job = tk.start_job(f'python -c "{HOOKED}"', "hooked").record.id
+    for _ in range(600):
+        if not tk.job_status(job).running:
+            break
+        time.sleep(0.05)
+    assert "HOOKED True" in tk.tail_job(job, 5)

@@ -138,3 +138,20 @@ def test_a_preset_too_short_for_its_own_scoring_reserve_is_flagged(tmp_path):
     problems = problems_of(write_challenge(tmp_path, name="tight", toml=toml))
     assert any(p.startswith("challenge.toml [presets.smoke].hours:") and "too short for its own scoring reserve"
                in p and "raise hours to at least 0.0667" in p for p in problems), problems
+
+
+def test_a_preset_declares_variables_for_the_agents_but_no_secret_and_no_managed_name(tmp_path):
+    good = TOML.format(name="envs") + 'env = { CUBLAS_WORKSPACE_CONFIG = ":4096:8", WANDB_MODE = "offline" }\n'
+    smoke = load_challenge(write_challenge(tmp_path, name="envs", toml=good)).presets["smoke"]
+    assert dict(smoke.env) == {"CUBLAS_WORKSPACE_CONFIG": ":4096:8", "WANDB_MODE": "offline"}
+    bad = TOML.format(name="bad") + ('env = { WANDB_API_KEY = "x", HTTPS_PROXY = "x", PYTHONPATH = "x", '
+                                     'LD_PRELOAD = "x", RESEARCH_CREW_CACHE = "x", "2X" = "x", N = 3 }\n')
+    problems = problems_of(write_challenge(tmp_path, name="bad", toml=bad))
+    expected = {"WANDB_API_KEY": "looks like the name of a secret", "HTTPS_PROXY": "machine's own environment",
+                "PYTHONPATH": "set by research-crew itself", "LD_PRELOAD": "set by research-crew itself",
+                "RESEARCH_CREW_CACHE": "set by research-crew itself", "2X": "is not a variable name",
+                "N": "must be text"}
+    for name, reason in expected.items():
+        assert any(p.startswith(f"challenge.toml [presets.smoke].env.{name}:") and reason in p and "fix:" in p
+                   for p in problems), (name, problems)
+    assert len(problems) == len(expected)

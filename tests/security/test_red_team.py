@@ -42,7 +42,8 @@ SCORER = """\
         answer = float((ctx.private_dir / "answer.txt").read_text().splitlines()[0])
         return Score(1.0 - abs(float(submission.read_text()) - answer))
     """
-LIMITS = "max_processes = 64\n"  # per command or job, so that the fork storm below stays small
+# per command or job, so that the fork storm below stays small; and a variable the preset declares for agents
+LIMITS = 'max_processes = 64\nenv = { CHALLENGE_SETTING = "from-the-preset" }\n'
 FORK_STORM = """python -c "
 import os, time
 n = 0
@@ -117,7 +118,9 @@ def _engineer(world: dict, port: int, abstract: str) -> list[dict]:
         f"grep CapEff /proc/self/status; mount -o remount,bind,rw {site} 2>&1 || echo REMOUNT-REFUSED; "
         f"umount /proc 2>&1 || echo UMOUNT-REFUSED; echo 'import os' > {site}/zz_redteam.pth 2>&1 || "
         "echo PTH-REFUSED",
-        "tr '\\0' ' ' < /proc/1/cmdline; echo; env",  # host paths and the crew's environment
+        # host paths (bwrap's command line, the mount table) and the crew's environment
+        "tr '\\0' ' ' < /proc/1/cmdline; echo; env; echo MOUNTS; cat /proc/self/mounts; echo MOUNTINFO; "
+        "cut -d' ' -f5 /proc/self/mountinfo",
         # 2. git config tricks: fsmonitor, hooks and a worktree pointed at the private data
         "git init -q . && printf '#!/bin/sh\\nenv > \"$PWD/stolen-env.txt\"\\n' > fsmon.sh && chmod +x fsmon.sh && "
         "cp fsmon.sh .git/hooks/pre-commit && cp fsmon.sh .git/hooks/post-commit && "
@@ -195,6 +198,9 @@ def test_every_attack_is_refused_or_harmless_and_the_honest_score_is_submitted(w
     assert all(word in by_command[0] for word in ("REMOUNT-REFUSED", "UMOUNT-REFUSED", "PTH-REFUSED"))
     assert not (Path(sysconfig.get_paths()["purelib"]) / "zz_redteam.pth").exists()
     assert str(cache_root()) not in by_command[1] and STARTUP_CANARY not in by_command[1]
+    mount_points = by_command[1].split("MOUNTS")[1]  # /proc/self/mounts and mountinfo's mount-point field
+    assert "/sandbox/workspace" in mount_points and str(run.root) not in mount_points
+    assert str(world["tmp"]) not in by_command[1].split("MOUNTS")[0]  # cmdline and env
     assert "PIP_INDEX_URL=https://pypi.example/simple" in by_command[1]  # allowlisted, without its password
     # 2. git tricks: the agent's own .git is only files to the crew's git
     assert "GIT-SET" in by_command[2]
@@ -286,3 +292,51 @@ def test_a_disk_fill_is_stopped_before_the_disk_is_full(tmp_path, monkeypatch, a
     assert "DISK LOW" in server.requests("supervisor")[-1].last_user_text()
     result = json.loads(run.result.read_text())
     assert code == EXIT_DONE and result["status"] == "submitted" and result["score"] == 0.75  # state was saved
+
+
+FAILING_SCRIPT = "import checkpoints, sys\nprint(checkpoints.__file__, sys.path)\nraise RuntimeError('boom')\n"
+PATHS = [
+    "pwd; echo HOME=$HOME; env | sort; python -c 'import checkpoints, sys; print(checkpoints.__file__, sys.path)'",
+    "cat no-such-file; ls /sandbox /sandbox/logs | head -3; python -c 'import os; print(os.path.realpath(\".\"))'",
+]
+
+
+def test_no_tool_result_or_model_request_names_a_host_path(world, api_server):
+    """The run's folders, the project and the data cache are places on the host: what an agent is shown (a
+    command's output and log, a job's log, a file error, a refused or failed evaluation) names them only as the
+    sandbox shows them, so no host path reaches the model. The variable the preset declares reaches both a
+    command and a job, inside bubblewrap."""
+    engineer = [*[call("run_bash", command=command, timeout_s=60) for command in PATHS],
+                call("write_file", path="fail.py", content=FAILING_SCRIPT),
+                call("run_python", path="fail.py", timeout_s=60),
+                call("start_job", command="pwd; echo job-done $CHALLENGE_SETTING", name="where"),
+                call("wait_for_job", job_id="001-where", until="exit", max_minutes=2),
+                call("job_status", job_id="001-where"), call("tail_job", job_id="001-where"),
+                call("read_file", path="data/question.txt"), call("read_file", path="nothing/here.txt"),
+                call("write_file", path="data/x.txt", content="x"),
+                call("write_file", path="answer.txt", content="0.5"), call("write_file", path="bad.txt", content="x"),
+                call("evaluate", artifact_path="answer.txt"), call("evaluate", artifact_path="bad.txt"),
+                call("evaluate", artifact_path="/sandbox/workspace/answer.txt"),
+                call("evaluate", artifact_path="missing.txt"), call("list_files", path=".", recursive=True),
+                call("report", changed="answer.txt", commands="looked around", evaluations=["eval-0001"],
+                     learned="0.5 scores", proposes="submit eval-0001")]
+    supervisor = [call("delegate", role="engineer", subtask="Answer and evaluate.", minutes=10),
+                  call("submit", evaluation_id="eval-0001", rationale="verified")]
+    server = api_server({"supervisor": supervisor, "engineer": engineer})
+    code, run = start_run(RunRequest("heldout", preset="smoke", model=API_MODEL, budget="10m",
+                                     run_dir=world["tmp"] / "run"))
+    events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+    results = {r["name"] + str(i): r["content"] for i, e in enumerate(kinds(events, "tool_results"))
+               for r in e["results"]}
+    shown = "\n".join(results.values())
+    requests = json.dumps([e.request for e in server.exchanges])
+    project = Path(__file__).resolve().parents[2]
+    for host in (run.root, world["tmp"], project, cache_root(), world["private"]):
+        assert str(host) not in shown, (host, [k for k, v in results.items() if str(host) in v])
+        assert str(host) not in requests, host
+    assert "/sandbox/workspace" in shown and "HOME=/sandbox/home" in shown and "/sandbox/logs/" in shown
+    assert "/sandbox/lib/checkpoints/__init__.py" in shown and "RuntimeError: boom" in shown
+    assert "job-done from-the-preset" in shown and "/sandbox/jobs/001-where/" in shown
+    assert "CHALLENGE_SETTING=from-the-preset" in results["run_bash1"]  # the preset's variable, in bwrap too
+    assert "a number between 0 and 1" in shown and "Evaluation eval-0003: value = 0.9200" in shown
+    assert code == EXIT_DONE and json.loads(run.result.read_text())["score"] == pytest.approx(0.92)

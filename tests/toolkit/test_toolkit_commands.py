@@ -59,12 +59,13 @@ def test_result_reports_exit_code_duration_and_log(tk: Toolkit) -> None:
     assert result.log_path.is_file() and result.log_path.parent == tk.run_dir / "logs"
     assert "out" in result.output and "err" in result.output
     text = str(result)
-    assert "exit code 3" in text and str(result.log_path) in text and "s ·" in text
+    shown = f"/sandbox/logs/{result.log_path.name}" if tk.sandbox is not None else str(result.log_path)
+    assert "exit code 3" in text and f"log: {shown}]" in text and "s ·" in text  # the path the command sees
 
 
 def test_commands_run_in_the_workspace(tk: Toolkit) -> None:
-    result = tk.run_bash("pwd", timeout_s=30)
-    assert result.output.strip() == str(tk.workspace)
+    result = tk.run_bash("pwd", timeout_s=30)  # inside the sandbox at a path that names no host folder
+    assert result.output.strip() == (str(tk.workspace) if tk.sandbox is None else "/sandbox/workspace")
 
 
 def test_sleep_with_a_short_timeout_returns_quickly(tk: Toolkit) -> None:

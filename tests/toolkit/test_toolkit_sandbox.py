@@ -55,7 +55,7 @@ def test_a_command_sees_the_workspace_and_the_data_read_only_and_nothing_behind_
     assert tk.run_bash("ls data/..", timeout_s=60).output.split() == ["data", "papers"]  # data/.. is the workspace
     seen = _out(tk, f"cat ~/.ssh/id_rsa {home}/.ssh/id_rsa; echo HOME=$HOME")
     assert "PRIVATE-KEY" not in seen and seen.count("No such file or directory") == 2
-    assert f"HOME={tk.run_dir / 'home'}" in seen
+    assert "HOME=/sandbox/home" in seen
     assert "Read-only file system" in _out(tk, "touch /usr/pwned /etc/pwned")
 
 
@@ -68,9 +68,10 @@ def test_other_runs_and_this_runs_own_records_are_invisible(snoop) -> None:
     (tk.run_dir / "state").mkdir()
     (tk.run_dir / "state" / "latest.json").write_text("{}")
     (tk.run_dir / "trace.jsonl").write_text("{}")
-    assert tk.run_bash(f"ls -A {cache.parent}", timeout_s=60).output.split() == ["run"]
-    assert sorted(tk.run_bash(f"ls -A {tk.run_dir}", timeout_s=60).output.split()) == ["home", "jobs", "logs",
-                                                                                         "workspace"]
+    for host in (cache.parent, tk.run_dir):  # the run's folders are inside at /sandbox, not at their host paths
+        assert "No such file or directory" in _out(tk, f"ls -A {host}")
+    assert sorted(tk.run_bash("ls -A /sandbox", timeout_s=60).output.split()) == ["home", "jobs", "lib", "logs",
+                                                                               "workspace"]
 
 
 @needs_bwrap

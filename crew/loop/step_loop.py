@@ -33,6 +33,7 @@ from crew.loop.prompts import (
 from crew.loop.snapshots import restore_loop, save_loop
 from crew.loop.state import LoopEnd, LoopLimits, LoopState, Subtask, observation_digest
 from crew.loop.tools import CrewTools
+from crew.run import events
 from crew.run.budget import BudgetGuard
 from crew.run.durations import format_duration
 from crew.run.trace import Trace
@@ -99,7 +100,7 @@ class CrewLoop:
 
     def _enter_phase(self, phase: str) -> None:
         self.state.phase = phase
-        self.trace.emit("phase", phase=phase, time_left_s=round(self.budget.deadline.time_left_s(), 1))
+        self.trace.emit(events.PhaseEntered(phase=phase, time_left_s=round(self.budget.deadline.time_left_s(), 1)))
         if phase != "wrap-up":
             return
         stopped = self.tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
@@ -144,7 +145,7 @@ class CrewLoop:
         jobs = [s.record.id for s in self.tools.running_jobs()]
         event = await asyncio.to_thread(self.tools.wait_for_event, jobs, "progress",
                                         min(seconds, self.budget.time_left_s()))
-        self.trace.emit("waited", agent="supervisor", event=event)
+        self.trace.emit(events.Waited(agent="supervisor", event=event))
         return f"Waited: {event}"
 
     def _start_subtask(self, delegated: Delegated) -> None:
@@ -156,8 +157,8 @@ class CrewLoop:
         sub.next_message = subtask_brief(delegated, self.tools, self.budget, others)
         self.state.subtasks.append(sub)
         self.tools.workers.running = [s.role for s in self.state.subtasks]
-        self.trace.emit("subtask_started", agent="supervisor", subtask_id=sub.id, role=delegated.role,
-                        subtask=delegated.subtask, minutes=delegated.minutes)
+        self.trace.emit(events.SubtaskStarted(agent="supervisor", subtask_id=sub.id, role=delegated.role,
+                        subtask=delegated.subtask, minutes=delegated.minutes))
         self.workers[sub.id] = self._session(delegated.role)
 
 
@@ -211,7 +212,7 @@ class CrewLoop:
         sub.signatures = [*sub.signatures, digest][-self.limits.repeat_limit:]
         if len(sub.signatures) == self.limits.repeat_limit and len(set(sub.signatures)) == 1:
             sub.stop = f"it repeated the same actions and observations {self.limits.repeat_limit} times"
-            self.trace.emit("worker_stopped", agent=sub.role, subtask_id=sub.id, reason=sub.stop)
+            self.trace.emit(events.WorkerStopped(agent=sub.role, subtask_id=sub.id, reason=sub.stop))
 
     async def _final_report(self, sub: Subtask, reason: str) -> Reported | None:
         """A stopped worker is asked once for its report (it may call nothing else)."""
@@ -225,7 +226,7 @@ class CrewLoop:
 
     def _end_subtask(self, sub: Subtask, reported: Reported | None, stopped: str | None) -> None:
         report = reported.report if reported else None
-        self.trace.emit("subtask_finished", agent=sub.role, subtask_id=sub.id, report=report, stopped=stopped)
+        self.trace.emit(events.SubtaskFinished(agent=sub.role, subtask_id=sub.id, report=report, stopped=stopped))
         self.state.subtasks.remove(sub)
         self.workers.pop(sub.id)
         self.tools.workers.running = [s.role for s in self.state.subtasks]
@@ -244,22 +245,22 @@ class CrewLoop:
         try:
             turn = await asyncio.wait_for(session.turn(message, only_tool), timeout=limit)
         except TimeoutError:  # the session gave every call started a result: its conversation stays valid
-            self.trace.emit("turn_cut", agent=session.role, step=step, **ids)
+            self.trace.emit(events.TurnCut(agent=session.role, step=step, **ids))
             return Turn(session.role)
         usage = self.meter.record(session.role, turn.usage)
-        self.trace.emit("model_response", agent=session.role, step=step, response=turn.response(),
+        self.trace.emit(events.ModelResponse(agent=session.role, step=step, response=turn.response(),
                         usage=usage, **ids,
                         cost_usd=round(self.meter.cost_usd, 6), truncated_retries=turn.retried_truncation or None,
-                        text_calls=turn.text_calls or None, cut=turn.cut or None)
+                        text_calls=turn.text_calls or None, cut=turn.cut or None))
         if turn.results:
-            self.trace.emit("tool_results", agent=session.role, step=step, **ids, results=turn.results)
+            self.trace.emit(events.ToolResults(agent=session.role, step=step, **ids, results=turn.results))
         self._check_claims(session.role, turn.text)
         return turn
 
     def _check_claims(self, role: str, text: str) -> None:
         for claim in self.tools.ledger.unverified_claims(text):
             self.state.unverified.append({"agent": role, "value": claim.value, "context": claim.context})
-            self.trace.emit("unverified_claim", agent=role, value=claim.value, context=claim.context)
+            self.trace.emit(events.UnverifiedClaim(agent=role, value=claim.value, context=claim.context))
 
 
     def known_jobs(self) -> list[str]:

@@ -23,7 +23,7 @@ from crew.loop.snapshots import load_snapshot
 from crew.loop.step_loop import LoopLimits
 from crew.policy.baseline import BaselinePolicy
 from crew.policy.crew_policy import CrewPolicy
-from crew.run import reference
+from crew.run import events, reference
 from crew.run.clock import Deadline
 from crew.run.cluster import check_jobs
 from crew.run.config import RunConfig, check_run_dir
@@ -135,9 +135,9 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
             shutil.copytree(challenge.directory / "baseline", run.workspace / "baseline",
                             ignore=shutil.ignore_patterns("__pycache__"))
         init_repo(run.workspace)  # every evaluation commits the code behind it
-        trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
+        trace.emit(events.RunStarted(challenge=challenge.name, preset=preset.name, model=str(spec),
                    budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock,
-                   sandbox=sandbox, agent_network=agent_network)
+                   sandbox=sandbox, agent_network=agent_network))
     except Exception as err:  # stopped before its first step: result.json says why
         _record_early_end(run, config, challenge, deadline, trace, f"setup failed: {type(err).__name__}: {err}")
         raise
@@ -151,7 +151,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     run = RunDir(Path(run_dir).resolve())
     config = check_run_dir(run.root)  # a damaged run.toml or result.json: one line naming it, exit 2
     trace = Trace(run.trace)
-    if any(e["kind"] == "run_finished" and e.get("exit_code") != EXIT_INTERRUPTED for e in trace.events()):
+    if any(isinstance(e, events.RunFinished) and e.exit_code != EXIT_INTERRUPTED for e in trace.events()):
         result = json.loads(run.result.read_text())
         say(f"run {run.root} had already finished: {result['status']}")
         return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
@@ -167,12 +167,12 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
         raise CrewError(err.message, err.hint) from err
     snapshot = load_snapshot(run.state)
     deadline = Deadline.resume(config.budget_clock, config.started_at, config.budget_s, run.state)
-    resumes = sum(e["kind"] == "resumed" for e in trace.events()) + 1
+    resumes = sum(isinstance(e, events.Resumed) for e in trace.events()) + 1
     say(f"resuming {run.root} at step {snapshot['step'] if snapshot else 0} "
         f"({format_duration(deadline.time_left_s())} left); resume #{resumes}")
     say(sandbox_line(config.sandbox, config.agent_network, baseline=config.model == "baseline"))
     if snapshot is None:
-        trace.emit("resumed", from_step=0)
+        trace.emit(events.Resumed(from_step=0))
     return _run_policy(run, config, challenge, preset, data, deadline, trace, snapshot=snapshot, resumes=resumes)
 
 
@@ -202,7 +202,7 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     if outcome.submission is not None:  # what is submitted must be what was scored
         outcome.submission, changed = Ledger(run.evaluations, challenge).checked_submission(outcome.submission)
         if changed:
-            trace.emit("submission_checked", note=changed)
+            trace.emit(events.SubmissionChecked(note=changed))
             outcome.note = f"{outcome.note}; {changed}".strip("; ")
             outcome.status = "submitted" if outcome.submission else "no_submission"
     if config.model == "baseline" and outcome.submission:  # the baseline policy's scores are the reference
@@ -211,7 +211,7 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
                                          [r.score for r in seeds], run.run_id, challenge.metric.name)
     baseline = reference.baseline(challenge.name, preset.name, challenge.metric.name)
     write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(), baseline))
-    trace.emit("run_finished", status=outcome.status, exit_code=exit_code, note=outcome.note)
+    trace.emit(events.RunFinished(status=outcome.status, exit_code=exit_code, note=outcome.note))
     write_report(run, challenge)
     return exit_code, run
 
@@ -226,8 +226,8 @@ def _pick_submission(run: RunDir, challenge: Challenge, outcome: Outcome, trace:
         outcome.submission = pick.submission
     outcome.pick = pick.to_dict()
     # Ids only: held-out scores stay out of the trace, which a resumed crew's context may draw on.
-    trace.emit("final_pick", by=pick.by, evaluation=outcome.pick["evaluation"], dev_best=pick.dev_best,
-               supervisor_choice=pick.supervisor_choice, candidates=[c.id for c in pick.candidates])
+    trace.emit(events.FinalPick(by=pick.by, evaluation=outcome.pick["evaluation"], dev_best=pick.dev_best,
+               supervisor_choice=pick.supervisor_choice, candidates=[c.id for c in pick.candidates]))
 
 
 def _execute(make_policy: Callable[[], Policy], run: RunDir,
@@ -265,7 +265,7 @@ def _record_early_end(run: RunDir, config: RunConfig, challenge: Challenge, dead
     outcome = Outcome("failed", note=note)
     write_result(run, build_result(config, challenge, outcome, deadline.elapsed_s(),
                                    reference.baseline(challenge.name, config.preset, challenge.metric.name)))
-    trace.emit("run_finished", status="failed", exit_code=EXIT_NO_SUBMISSION, note=note)
+    trace.emit(events.RunFinished(status="failed", exit_code=EXIT_NO_SUBMISSION, note=note))
 
 
 def _raise_interrupt(signum, frame) -> None:

@@ -103,7 +103,7 @@ class RunWatcher:
             self._events.apply(event)
         snap = RunSnapshot(root=self.root, config=config)
         snap.budget_s = float(config.get("budget_s", 0.0))
-        snap.reserve_s = self._events.reserve_s or _scoring_reserve_s(config)
+        snap.reserve_s = _scoring_reserve_s(config)  # no event carries it (phase events never did)
         self._events.fill(snap)
         self._fill_evaluations(snap)
         snap.jobs = read_jobs(self.run.jobs)
@@ -179,7 +179,6 @@ class _EventState:
 
     def __init__(self) -> None:
         self.phase: str | None = None
-        self.reserve_s: float | None = None
         self.agent: str | None = None
         self.subtasks: dict[str, dict[str, Any]] = {}  # under way, by subtask id
         self.tokens = dict.fromkeys(TOKEN_KEYS, 0)
@@ -198,7 +197,6 @@ class _EventState:
             self.finished = event
         elif isinstance(event, PhaseEntered):
             self.phase = event.phase
-            self.reserve_s = event.reserve_s or self.reserve_s
         elif isinstance(event, SubtaskStarted):
             self.subtasks[event.subtask_id or event.role] = {
                 "role": event.role, "subtask": event.subtask, "minutes": event.minutes, "t": event.t}

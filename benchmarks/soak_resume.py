@@ -158,7 +158,7 @@ def report(title: str, figures: dict, soaked: Path, reference: Path | None, aske
           f"status {result['status']} (exit {figures['exit']}), score {result['score']}")
     print(f"  jobs started {jobs} (asked for {asked_jobs}); processes left behind: {len(left_behind(soaked))}")
     if reference is not None:
-        ref = json.loads((reference / "result.json").read_text())
+        ref = json.loads(RunDir(reference).result.read_text())
         same_ledger = ledger(soaked) == ledger(reference)
         same_submission = result["submission"] == {**ref["submission"], "path": result["submission"]["path"]} or (
             result["submission"]["evaluation"] == ref["submission"]["evaluation"]

@@ -5,9 +5,9 @@ records back from `read_events` / `parse_event`, so a field that no writer sets 
 (tests/crew/test_trace_events.py checks every reader's attribute accesses against these classes).
 
 On disk each event stays one JSON object: seq, t, kind, agent, then the record's fields. An optional field
-(default None) is left out while it is None, as the writers before these records did (`**ids`), and reads back
-as None. Lines from older or newer versions still read: unknown fields are dropped, and an unknown kind becomes
-an `UnknownEvent` that keeps its fields.
+(default None) is left out while it is None (a missing field and a null one read back alike, as None). Lines
+from older or newer versions still read: unknown fields are dropped, and an unknown kind becomes an
+`UnknownEvent` that keeps its fields.
 """
 
 from __future__ import annotations
@@ -264,7 +264,9 @@ EVENT_TYPES: dict[str, type[Event]] = {cls.kind: cls for cls in (
 def parse_event(line: dict[str, Any]) -> Event:
     """A JSON line as its typed record. Unknown fields are dropped; a missing one (an older writer's) reads as
     its default, or None."""
-    stamp = {"agent": str(line.get("agent", "crew")), "seq": int(line.get("seq") or 0), "t": str(line.get("t", ""))}
+    seq = line.get("seq")
+    stamp = {"agent": str(line.get("agent", "crew")), "seq": seq if isinstance(seq, int) else 0,
+             "t": str(line.get("t", ""))}
     kind = str(line.get("kind", ""))
     cls = EVENT_TYPES.get(kind)
     if cls is None:

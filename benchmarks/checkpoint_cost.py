@@ -53,7 +53,7 @@ def main() -> None:
     def at(step: int) -> float:
         return statistics.median(saves[max(0, step - 5): step + 5]) * 1000
 
-    print(f"saves: {len(saves)}; snapshot {(state_dir / 'latest.json').stat().st_size / 1024:.1f} KiB; "
+    print(f"saves: {len(saves)}; snapshot {run.latest_state.stat().st_size / 1024:.1f} KiB; "
           f"message journal {journal_mb:.1f} MB")
     for step in (10, len(saves) // 2, len(saves) - 6):
         print(f"save time around step {step:>5}: {at(step):6.2f} ms (median of 10)")

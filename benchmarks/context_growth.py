@@ -12,12 +12,14 @@ client reports as prompt tokens, and what the context calibrates its own estimat
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 from pathlib import Path
 
 from crew_rig import build, read_slice_answer, time_steps, write_big_file
+
+from crew.run.events import ModelResponse
+from crew.run.trace import read_events
 
 
 def main() -> None:
@@ -29,11 +31,11 @@ def main() -> None:
         loop, run, _ = build(Path(tmp), args.steps, read_slice_answer, context_tokens=args.cap, record=False)
         write_big_file(run.workspace)
         time_steps(loop)
-        events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+        calls = [e for e in read_events(run.trace) if isinstance(e, ModelResponse) and e.agent == "engineer"]
         worker = next(iter(loop.workers.values()), None)
         scale = worker.context.scale if worker else None
-    prompts = [e["usage"]["input"] for e in events if e["kind"] == "model_response" and e["agent"] == "engineer"]
-    outputs = [e["usage"]["output"] for e in events if e["kind"] == "model_response" and e["agent"] == "engineer"]
+    prompts = [e.usage["input"] for e in calls]
+    outputs = [e.usage["output"] for e in calls]
     print(f"engineer calls: {len(prompts)}; cap {args.cap} tokens; output per call median "
           f"{int(statistics.median(outputs))} tokens" + (f"; learnt scale {scale:.2f}" if scale else ""))
     print(f"{'calls':>12} {'min':>7} {'median':>7} {'max':>7}")

@@ -19,7 +19,6 @@ median gap of the recent calls exceeds five minutes. MLRB's baseline agent spent
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 from pathlib import Path
@@ -28,6 +27,8 @@ from crew_rig import build, read_slice_answer, time_steps, write_big_file
 
 from crew.agent.models.anthropic_client import RECENT_CALLS, TTL_GAP_S
 from crew.agent.models.usage import price_for
+from crew.run.events import ModelResponse
+from crew.run.trace import read_events
 
 MIN_CACHEABLE = 1024
 TTL_S = {"5m": 300.0, "1h": 3600.0}
@@ -94,9 +95,9 @@ def main() -> None:
         loop, run, recorders = build(Path(tmp), calls, read_slice_answer)
         write_big_file(run.workspace)
         time_steps(loop)
-        events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+        calls = [e for e in read_events(run.trace) if isinstance(e, ModelResponse) and e.agent == "engineer"]
     engineer = recorders["engineer"]
-    outputs = [e["usage"]["output"] for e in events if e["kind"] == "model_response" and e["agent"] == "engineer"]
+    outputs = [e.usage["output"] for e in calls]
     times = call_times(len(outputs), args.calls_per_hour, args.wait_every, args.wait_minutes * 60)
     prompts = engineer.prompts[:len(outputs)]
     average = engineer.fixed_tokens + statistics.mean(sum(t for _, t in p) for p in prompts)

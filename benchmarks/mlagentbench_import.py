@@ -21,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from crew.run.rundir import RunDir  # noqa: E402
+
 CLI = [sys.executable, "-c", "from crew.cli.main import main; main()"]
 
 
@@ -46,8 +48,8 @@ def main() -> None:
         print(f"\n## {task}: research-crew run {task} --model baseline --budget 30m {' '.join(extra)}", flush=True)
         subprocess.run([*CLI, "run", task, "--model", "baseline", "--budget", "30m", "--run-dir", str(run_dir), "-q",
                         *extra], env=env)
-        result = json.loads((run_dir / "result.json").read_text())
-        record = json.loads((run_dir / "evaluations" / "eval-0001.json").read_text())
+        result = json.loads(RunDir(run_dir).result.read_text())
+        record = json.loads((RunDir(run_dir).evaluations / "eval-0001.json").read_text())
         print(json.dumps({k: result[k] for k in ("status", "metric", "score", "baseline_score", "reference_score",
                                                    "improvement", "success", "success_against")}))
         print("scorer details:", json.dumps(record["details"]))
@@ -84,7 +86,7 @@ def _requirements_env(run_dir: Path) -> str:
     """The folder `run --install-requirements` installed into, from the run's run.toml."""
     import tomllib
 
-    return tomllib.loads((run_dir / "run.toml").read_text())["requirements_env"]
+    return tomllib.loads(RunDir(run_dir).run_toml.read_text())["requirements_env"]
 
 
 if __name__ == "__main__":

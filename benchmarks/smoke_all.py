@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from challenges.framework.loader import challenge_folders, load_challenge
+from crew.run.rundir import RunDir
 
 LIMIT_S = 600
 
@@ -36,7 +37,8 @@ def run_one(name: str, out: Path) -> dict:
     except subprocess.TimeoutExpired:
         code = None
     wall = time.monotonic() - started
-    result = json.loads((run_dir / "result.json").read_text()) if (run_dir / "result.json").is_file() else {}
+    result_path = RunDir(run_dir).result
+    result = json.loads(result_path.read_text()) if result_path.is_file() else {}
     score = result.get("score")
     ok = result.get("status") == "submitted" and score is not None and math.isfinite(score) and wall < LIMIT_S
     return {"challenge": name, "ok": ok, "exit": code, "status": result.get("status"), "score": score,

@@ -31,6 +31,10 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from crew_rig import toy_challenge  # noqa: E402
 
+from crew.run.events import ToolResults  # noqa: E402
+from crew.run.rundir import RunDir  # noqa: E402
+from crew.run.trace import read_events  # noqa: E402
+
 CLI = shutil.which("research-crew") or "research-crew"
 
 
@@ -56,27 +60,19 @@ CREW_SCRIPT = {
 
 
 def ledger(run_dir: Path) -> list[tuple]:
-    records = [json.loads(p.read_text()) for p in sorted((run_dir / "evaluations").glob("eval-*.json"))]
+    records = [json.loads(p.read_text()) for p in sorted(RunDir(run_dir).evaluations.glob("eval-*.json"))]
     return [(r["id"], r["score"], r["sha256"]) for r in records]
 
 
 def completed_steps(run_dir: Path) -> int:
     """The highest step whose tool results reached the trace (a step that completed)."""
-    steps = [0]
-    for line in (run_dir / "trace.jsonl").read_text().splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if event["kind"] == "tool_results":
-            steps.append(event["step"])
-    return max(steps)
+    return max([0, *(e.step for e in read_events(RunDir(run_dir).trace) if isinstance(e, ToolResults))])
 
 
 def snapshot_step(run_dir: Path) -> int:
     for name in ("latest.json", "previous.json"):
         try:
-            return json.loads((run_dir / "state" / name).read_text())["step"]
+            return json.loads((RunDir(run_dir).state / name).read_text())["step"]
         except (FileNotFoundError, json.JSONDecodeError):
             continue
     return 0
@@ -95,7 +91,7 @@ def left_behind(run_dir: Path) -> list[str]:
 
 
 def trace_events(run_dir: Path) -> int:
-    path = run_dir / "trace.jsonl"
+    path = RunDir(run_dir).trace
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
@@ -155,14 +151,14 @@ def main() -> None:
 
 
 def report(title: str, figures: dict, soaked: Path, reference: Path | None, asked_jobs: int) -> None:
-    result = json.loads((soaked / "result.json").read_text())
-    jobs = len([p for p in (soaked / "jobs").iterdir() if p.is_dir()])
+    result = json.loads(RunDir(soaked).result.read_text())
+    jobs = len([p for p in RunDir(soaked).jobs.iterdir() if p.is_dir()])
     time.sleep(1)
     print(f"{title}: kills {figures['kills']}, resumes {figures['resumes']}, lost steps {figures['lost_steps']}, "
           f"status {result['status']} (exit {figures['exit']}), score {result['score']}")
     print(f"  jobs started {jobs} (asked for {asked_jobs}); processes left behind: {len(left_behind(soaked))}")
     if reference is not None:
-        ref = json.loads((reference / "result.json").read_text())
+        ref = json.loads(RunDir(reference).result.read_text())
         same_ledger = ledger(soaked) == ledger(reference)
         same_submission = result["submission"] == {**ref["submission"], "path": result["submission"]["path"]} or (
             result["submission"]["evaluation"] == ref["submission"]["evaluation"]

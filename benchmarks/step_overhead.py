@@ -25,7 +25,7 @@ def main() -> None:
         loop, run, _ = build(Path(tmp), args.steps, lambda i: {"tool_calls": [
             {"name": "read_file", "arguments": {"path": f"missing-{i}.txt"}}]}, record=False)
         wall, cpu = time_steps(loop)
-        state_bytes = (run.state / "latest.json").stat().st_size
+        state_bytes = run.latest_state.stat().st_size
     # The first and last steps are the supervisor's. The CPU time is the process's (tools run in threads),
     # which a busy machine does not inflate; wall time is what a run waits.
     wall, cpu = wall[1:-1], cpu[1:-1]

@@ -29,6 +29,9 @@ from crew.agent.models.errors import ModelExhausted
 from crew.agent.models.protocol import check_anthropic_request
 from crew.agent.models.usage import CallUsage
 from crew.errors import CrewError
+from crew.run.events import ModelResponse
+from crew.run.rundir import RunDir
+from crew.run.trace import parse_lines
 
 REPLAY_MAX_TOKENS = 8192
 REPLAY_MODEL_INFO = {"vision": False, "function_calling": True, "json_output": False, "family": "replay",
@@ -38,8 +41,8 @@ REPLAY_MODEL_INFO = {"vision": False, "function_calling": True, "json_output": F
 def load_script(path: Path) -> dict[str, list[dict[str, Any]]]:
     """Per-agent answers from a script file or from a run's trace.jsonl."""
     path = Path(path)
-    if path.is_dir() and (path / "trace.jsonl").is_file():
-        path = path / "trace.jsonl"
+    if path.is_dir() and RunDir(path).trace.is_file():
+        path = RunDir(path).trace
     if not path.is_file():
         raise CrewError(f"replay script {path} does not exist", "give a .json/.yaml script or a run's trace.jsonl")
     text = path.read_text(encoding="utf-8")
@@ -57,13 +60,9 @@ def load_script(path: Path) -> dict[str, list[dict[str, Any]]]:
 
 def _script_from_trace(text: str) -> dict[str, list[dict[str, Any]]]:
     script: dict[str, list[dict[str, Any]]] = {}
-    for line in text.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if event.get("kind") == "model_response":
-            script.setdefault(event["agent"], []).append(event["response"])
+    for event in parse_lines(text.splitlines()):
+        if isinstance(event, ModelResponse):
+            script.setdefault(event.agent, []).append(event.response)
     return script
 
 

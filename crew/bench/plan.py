@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from crew.errors import EXIT_INTERRUPTED
+from crew.run.events import Resumed, RunFinished, RunStarted
+from crew.run.rundir import RunDir
 from crew.run.trace import read_events
 
 BASELINE = "baseline"
@@ -75,15 +77,16 @@ class Cell:
 
     def state(self) -> str:
         """finished (ended for good, however), interrupted (resumable), or pending (not started, or torn)."""
-        if not (self.run_dir / "run.toml").is_file():
+        run = RunDir(self.run_dir)
+        if not run.is_run():
             return PENDING
         last_end = None
-        for event in read_events(self.run_dir / "trace.jsonl"):
-            if event.get("kind") in ("run_started", "resumed"):
+        for event in read_events(run.trace):
+            if isinstance(event, RunStarted | Resumed):
                 last_end = None
-            elif event.get("kind") == "run_finished":
+            elif isinstance(event, RunFinished):
                 last_end = event
-        if last_end is None or last_end.get("exit_code") == EXIT_INTERRUPTED:
+        if last_end is None or last_end.exit_code == EXIT_INTERRUPTED:
             return INTERRUPTED
         return FINISHED
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from checkpoints import atomic_write_json, atomic_write_text
 from crew.bench.plan import BASELINE, Cell
+from crew.run.rundir import RunDir
 
 DEFAULT_THRESHOLD = 0.10
 
@@ -73,8 +74,9 @@ def _success(result: dict[str, Any], reference: float | None) -> bool:
 def _result(cell: Cell) -> dict[str, Any]:
     """The cell's result.json with its challenge's threshold; {} when the run never ended (a failure)."""
     try:
-        result = json.loads((cell.run_dir / "result.json").read_text())
-        config = tomllib.loads((cell.run_dir / "run.toml").read_text())
+        run = RunDir(cell.run_dir)
+        result = json.loads(run.result.read_text())
+        config = tomllib.loads(run.run_toml.read_text())
     except (OSError, json.JSONDecodeError, tomllib.TOMLDecodeError):
         return {}
     result["_threshold"] = _threshold(Path(config.get("challenge_dir", "")))

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from crew.cli.console import fail, out
 from crew.errors import CrewError
-from crew.run.rundir import default_runs_root
+from crew.run.rundir import RunDir, default_runs_root
 
 MAX_DEPTH = 3  # `runs` looks this deep: runs/<id>/, and a bench's <bench>/runs/<id>/
 
@@ -50,7 +50,7 @@ def experiments(run_dir: Annotated[Path, typer.Argument(help="a run directory")]
 
     _require_run(run_dir)
     table = Table("id", "kind", "parent", "score", "commit", "job", "hypothesis", "lesson", title=str(run_dir))
-    for r in load_evaluations(run_dir / "evaluations"):
+    for r in load_evaluations(RunDir(run_dir).evaluations):
         e = r.experiment
         score = on_set(r.score, record_set(vars(r))) if r.ok else f"failed: {r.error[:40]}"
         table.add_row(r.id, e.get("kind", ""), e.get("parent") or "", score, (e.get("commit") or "")[:10],
@@ -69,13 +69,13 @@ def runs(folder: Annotated[Path | None, typer.Argument(help="where to look; defa
     from crew.run.config import check_run_dir
 
     snaps, damaged = [], []
-    for path in _run_tomls(folder):
+    for run in _run_dirs(folder):
         try:
-            check_run_dir(path.parent)
+            check_run_dir(run.root)
         except CrewError as error:
-            damaged.append((path.parent, error))
+            damaged.append((run.root, error))
             continue
-        snaps.append(read_snapshot(path.parent))
+        snaps.append(read_snapshot(run.root))
     snaps.sort(key=lambda s: float(s.config.get("started_at", 0.0)), reverse=True)
     if not snaps and not damaged:
         out.print(f"no runs under {folder}", markup=False)
@@ -111,7 +111,7 @@ def _run_score(snap) -> str:
     from crew.reporting.snapshot import read_json
     from crew.run.score_sets import FULL, on_set
 
-    result = read_json(snap.root / "result.json")
+    result = read_json(RunDir(snap.root).result)
     if snap.finished and result.get("score") is not None:
         return on_set(result["score"], result.get("score_set", FULL))
     return on_set(snap.best.score, snap.best.score_set) if snap.best else "-"
@@ -127,12 +127,12 @@ def _require_run(run_dir: Path) -> None:
         fail(error)
 
 
-def _run_tomls(folder: Path) -> list[Path]:
+def _run_dirs(folder: Path) -> list[RunDir]:
     found, level = [], [folder]
     for _ in range(MAX_DEPTH):
         level = [child for parent in level for child in parent.iterdir() if child.is_dir()]
-        found += [child / "run.toml" for child in level if (child / "run.toml").is_file()]
-        level = [child for child in level if not (child / "run.toml").is_file()]
+        found += [RunDir(child) for child in level if RunDir(child).is_run()]
+        level = [child for child in level if not RunDir(child).is_run()]
     return found
 
 

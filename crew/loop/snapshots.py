@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from checkpoints import atomic_write_json
+from crew.run.rundir import STATE_LATEST
 
-LATEST, PREVIOUS, JOURNAL = "latest.json", "previous.json", "messages.jsonl"
+LATEST, PREVIOUS, JOURNAL = STATE_LATEST, "previous.json", "messages.jsonl"
 
 
 def save_snapshot(state_dir: Path, snapshot: dict[str, Any]) -> None:

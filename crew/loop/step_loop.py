@@ -27,6 +27,7 @@ from crew.loop.snapshots import restore_loop, save_loop
 from crew.loop.state import LoopEnd, LoopLimits, LoopState
 from crew.loop.subtasks import SubtaskSteps
 from crew.loop.tools import CrewTools
+from crew.run import events
 from crew.run.clock import Clock
 from crew.run.durations import format_duration
 from crew.run.trace import Trace
@@ -93,7 +94,7 @@ class CrewLoop(SubtaskSteps):
 
     def _enter_phase(self, phase: str) -> None:
         self.state.phase = phase
-        self.trace.emit("phase", phase=phase, time_left_s=round(self.clock.to_deadline_s(), 1))
+        self.trace.emit(events.PhaseEntered(phase=phase, time_left_s=round(self.clock.to_deadline_s(), 1)))
         if phase != "wrap-up":
             return
         stopped = self.tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
@@ -139,7 +140,7 @@ class CrewLoop(SubtaskSteps):
         jobs = [s.record.id for s in self.tools.running_jobs()]
         event = await asyncio.to_thread(self.tools.wait_for_event, jobs, "progress",
                                         min(seconds, self.clock.phase_left_s()))
-        self.trace.emit("waited", agent="supervisor", event=event)
+        self.trace.emit(events.Waited(agent="supervisor", event=event))
         return f"Waited: {event}"
 
     async def _turn(self, session: AgentSession, message: str | None, only_tool: str | None = None,
@@ -151,22 +152,22 @@ class CrewLoop(SubtaskSteps):
         try:
             turn = await asyncio.wait_for(session.turn(message, only_tool), timeout=limit)
         except TimeoutError:  # the session gave every call started a result: its conversation stays valid
-            self.trace.emit("turn_cut", agent=session.role, step=step, **ids)
+            self.trace.emit(events.TurnCut(agent=session.role, step=step, **ids))
             return Turn(session.role)
         usage = self.meter.record(session.role, turn.usage)
-        self.trace.emit("model_response", agent=session.role, step=step, response=turn.response(),
+        self.trace.emit(events.ModelResponse(agent=session.role, step=step, response=turn.response(),
                         usage=usage, **ids,
                         cost_usd=round(self.meter.cost_usd, 6), truncated_retries=turn.retried_truncation or None,
-                        text_calls=turn.text_calls or None, cut=turn.cut or None)
+                        text_calls=turn.text_calls or None, cut=turn.cut or None))
         if turn.results:
-            self.trace.emit("tool_results", agent=session.role, step=step, **ids, results=turn.results)
+            self.trace.emit(events.ToolResults(agent=session.role, step=step, **ids, results=turn.results))
         self._check_claims(session.role, turn.text)
         return turn
 
     def _check_claims(self, role: str, text: str) -> None:
         for claim in self.tools.ledger.unverified_claims(text):
             self.state.unverified.append({"agent": role, "value": claim.value, "context": claim.context})
-            self.trace.emit("unverified_claim", agent=role, value=claim.value, context=claim.context)
+            self.trace.emit(events.UnverifiedClaim(agent=role, value=claim.value, context=claim.context))
 
     def save(self) -> None:
         save_loop(self)

@@ -14,6 +14,7 @@ from crew.agent.session import AgentSession, Turn
 from crew.agent.signals import Delegated, Reported, SubtaskOver
 from crew.loop.prompts import report_note, subtask_brief
 from crew.loop.state import Subtask, observation_digest
+from crew.run import events
 
 if TYPE_CHECKING:
     from crew.loop.state import LoopLimits, LoopState
@@ -44,8 +45,8 @@ class SubtaskSteps:
         sub.next_message = subtask_brief(delegated, self.tools, self.clock, others)
         self.state.subtasks.append(sub)
         self.tools.workers.at_work([s.role for s in self.state.subtasks])
-        self.trace.emit("subtask_started", agent="supervisor", subtask_id=sub.id, role=delegated.role,
-                        subtask=delegated.subtask, minutes=delegated.minutes)
+        self.trace.emit(events.SubtaskStarted(agent="supervisor", subtask_id=sub.id, role=delegated.role,
+                        subtask=delegated.subtask, minutes=delegated.minutes))
         self.workers[sub.id] = self._session(delegated.role)
 
     async def _workers_step(self) -> None:
@@ -98,7 +99,7 @@ class SubtaskSteps:
         sub.signatures = [*sub.signatures, digest][-self.limits.repeat_limit:]
         if len(sub.signatures) == self.limits.repeat_limit and len(set(sub.signatures)) == 1:
             sub.stop = f"it repeated the same actions and observations {self.limits.repeat_limit} times"
-            self.trace.emit("worker_stopped", agent=sub.role, subtask_id=sub.id, reason=sub.stop)
+            self.trace.emit(events.WorkerStopped(agent=sub.role, subtask_id=sub.id, reason=sub.stop))
 
     async def _final_report(self, sub: Subtask, reason: str) -> Reported | None:
         """A stopped worker is asked once for its report (it may call nothing else)."""
@@ -112,7 +113,7 @@ class SubtaskSteps:
 
     def _end_subtask(self, sub: Subtask, reported: Reported | None, stopped: str | None) -> None:
         report = reported.report if reported else None
-        self.trace.emit("subtask_finished", agent=sub.role, subtask_id=sub.id, report=report, stopped=stopped)
+        self.trace.emit(events.SubtaskFinished(agent=sub.role, subtask_id=sub.id, report=report, stopped=stopped))
         self.state.subtasks.remove(sub)
         self.workers.pop(sub.id)
         self.tools.workers.at_work([s.role for s in self.state.subtasks])

@@ -15,10 +15,10 @@ from challenges.framework.spec import Challenge
 from crew.agent.signals import Delegated, Reported, Submitted, Waiting
 from crew.loop.plan import Plan
 from crew.loop.state import WorkerSlots
+from crew.run import events
 from crew.run.clock import Clock
 from crew.run.durations import format_duration
 from crew.run.ledger import Ledger, agent_reason
-from crew.run.score_sets import record_set
 from crew.run.trace import Trace
 from crew.run.workspace_git import commit_all
 from toolkit import Toolkit
@@ -135,10 +135,7 @@ class CrewTools:
             self.ledger.annotate(record, {"hypothesis": hypothesis, "parent": parent or None, "kind": kind,
                                           "commit": commit, **self._job_facts(job_id)})
             # Blind: the trace, which a resumed crew's context may draw on, keeps no score either.
-            self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok,
-                            score=None if self.challenge.blind else record.score,
-                            score_set=record_set(vars(record)), error=record.error, artifact=record.artifact,
-                            duration_s=record.duration_s, experiment=record.experiment)
+            self.trace.emit(events.evaluation_event(record, self.challenge.blind))
             self.clock.observe_scoring(record.duration_s)
         if not record.ok:
             return f"Evaluation {record.id} failed: {agent_reason(record)}"

@@ -16,10 +16,10 @@ from pathlib import Path
 from challenges.framework.harness import Evaluation, evaluate, load_evaluations, release_unfinished
 from challenges.framework.spec import Challenge, Preset
 from crew.errors import EXIT_INTERRUPTED, CrewError
+from crew.run import events
 from crew.run.clock import Clock
 from crew.run.results import Outcome
 from crew.run.rundir import RunDir
-from crew.run.score_sets import record_set
 from crew.run.trace import Trace
 from toolkit.env import scrubbed_env
 from toolkit.jobs import JobManager
@@ -83,12 +83,12 @@ class BaselinePolicy:
         if done:
             return done[-1]
         if not self.challenge.baseline_command:
-            self.trace.emit("note", agent="baseline", text="the challenge has no baseline recipe")
+            self.trace.emit(events.Note(agent="baseline", text="the challenge has no baseline recipe"))
             return None
         if not self._recipe_finished(seed):
             self.run_recipe(seed, seeds_left)
         if not submission.exists():
-            self.trace.emit("note", agent="baseline", text=f"the recipe (seed {seed}) wrote no submission")
+            self.trace.emit(events.Note(agent="baseline", text=f"the recipe (seed {seed}) wrote no submission"))
             return None
         return self.score(submission)
 
@@ -109,7 +109,7 @@ class BaselinePolicy:
         running = [s for s in map(self.jobs.status, self.jobs.ids()) if s.running and s.record.name == name]
         if running:
             job_id = running[0].record.id
-            self.trace.emit("job_reattached", agent="baseline", job=job_id)
+            self.trace.emit(events.JobReattached(agent="baseline", job=job_id))
         else:
             recipe_budget_s = self.clock.share_before_scoring_s(seeds_left, grace_s=STOP_GRACE_S / 3)
             command = self.challenge.baseline_command_line(
@@ -117,10 +117,10 @@ class BaselinePolicy:
             deadline = time.time() + max(1.0, recipe_budget_s) + STOP_GRACE_S
             status = self.jobs.start(command, name, deadline)
             job_id = status.record.id
-            self.trace.emit("job_started", agent="baseline", job=job_id, command=command, pid=status.record.pid,
-                            budget_s=round(recipe_budget_s, 1), seed=seed)
+            self.trace.emit(events.JobStarted(agent="baseline", job=job_id, command=command, pid=status.record.pid,
+                            budget_s=round(recipe_budget_s, 1), seed=seed))
         exit_code = self._wait(job_id, reserve_s)  # the job's own deadline keeps it to its share
-        self.trace.emit("job_finished", agent="baseline", job=job_id, exit_code=exit_code)
+        self.trace.emit(events.JobFinished(agent="baseline", job=job_id, exit_code=exit_code))
         return exit_code
 
     def _wait(self, job_id: str, reserve_s: float | None = None) -> int | None:
@@ -149,8 +149,5 @@ class BaselinePolicy:
     def score(self, submission: Path, eval_id: str | None = None) -> Evaluation:
         timeout_s = max(self.clock.to_deadline_s(), 1.0)  # the reserve kept for scoring; never past the deadline
         record = evaluate(self.challenge, submission, self.score_context, self.run.evaluations, timeout_s, eval_id)
-        self.trace.emit("evaluation", agent="harness", evaluation=record.id, ok=record.ok,
-                        score=None if self.challenge.blind else record.score,  # blind: the record keeps it
-                        score_set=record_set(vars(record)), error=record.error, artifact=record.artifact,
-                        duration_s=record.duration_s)
+        self.trace.emit(events.evaluation_event(record, self.challenge.blind))
         return record

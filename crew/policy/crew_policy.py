@@ -19,6 +19,7 @@ from crew.loop.snapshots import load_journal
 from crew.loop.step_loop import CrewLoop, LoopEnd, LoopLimits
 from crew.loop.tools import CrewTools
 from crew.policy.floor import Floor
+from crew.run import events
 from crew.run.clock import Clock
 from crew.run.config import RunConfig
 from crew.run.devices import visible_devices
@@ -50,7 +51,7 @@ def build_clients(supervisor: ModelSpec, worker: ModelSpec, trace: Trace, positi
         spec = supervisor if role == "supervisor" else worker
 
         def on_retry(attempt: int, delay: float, err: BaseException, role: str = role) -> None:
-            trace.emit("model_retry", agent=role, attempt=attempt, delay_s=round(delay, 2), error=str(err)[:300])
+            trace.emit(events.ModelRetry(agent=role, attempt=attempt, delay_s=round(delay, 2), error=str(err)[:300]))
 
         if spec.kind == "replay":
             script = scripts.setdefault(spec.model, load_script(spec.model))
@@ -116,7 +117,7 @@ class CrewPolicy:
         resume = f"continue with `research-crew resume {self.run.root}`"
         def disk_low(note: str) -> None:
             loop.state.notes.append(note)
-            self.trace.emit("disk_low", agent="crew", note=note)
+            self.trace.emit(events.DiskLow(agent="crew", note=note))
 
         tools.disk_watch = DiskWatch(self.run.root, int(self.preset.disk_reserve_gb * 2**30),
                                      tools.stop_running_jobs, disk_low)
@@ -130,7 +131,7 @@ class CrewPolicy:
             stopped_by_signal = True
             end = LoopEnd(f"interrupted at step {loop.state.step}; {resume}")
         except Exception as err:  # noqa: BLE001 - a bug or an API refusal: the best record is still submitted
-            (self.run.root / "error.txt").write_text(traceback.format_exc())
+            self.run.error_txt.write_text(traceback.format_exc())
             end = LoopEnd(f"stopped by an error at step {loop.state.step}: {type(err).__name__}: {err} "
                           f"(see error.txt); {resume}")
             log.error("the crew stopped on an error: %s", err)
@@ -138,8 +139,8 @@ class CrewPolicy:
             if self.floor is not None:  # whatever ended the run, experiment 0 is scored (unless it was stopped)
                 self.floor.settle(wait=not stopped_by_signal)
             stopped = tools.stop_running_jobs()  # SIGTERM first, so training saves a checkpoint
-            self.trace.emit("crew_usage", usage=meter.to_dict(), cost_usd=meter.cost_usd,
-                            unverified_claims=len(loop.state.unverified), jobs_stopped=stopped)
+            self.trace.emit(events.CrewUsage(usage=meter.to_dict(), cost_usd=meter.cost_usd,
+                            unverified_claims=len(loop.state.unverified), jobs_stopped=stopped))
         outcome = self._outcome(end, ledger, loop, meter)
         outcome.interrupted = interrupted
         return outcome
@@ -167,8 +168,8 @@ class CrewPolicy:
         loop.restore(self.snapshot, load_journal(self.run.state))
         freed = release_unfinished(self.run.evaluations)
         tools.adopt_unfinished(set(self.snapshot["known_jobs"]), set(self.snapshot["known_evaluations"]))
-        self.trace.emit("resumed", from_step=loop.state.step, inflight_jobs=sorted(tools.inflight_jobs.values()),
-                        inflight_evaluations=tools.inflight_evaluations, freed_evaluation_ids=freed)
+        self.trace.emit(events.Resumed(from_step=loop.state.step, inflight_jobs=sorted(tools.inflight_jobs.values()),
+                        inflight_evaluations=tools.inflight_evaluations, freed_evaluation_ids=freed))
 
     def _outcome(self, end: LoopEnd, ledger: Ledger, loop: CrewLoop, meter: UsageMeter) -> Outcome:
         chosen = ledger.get(end.submitted) if end.submitted else None  # none: the runner submits the best

@@ -21,7 +21,7 @@ from crew.agent.specs import ModelSpec, default_spec, parse_spec, require_usable
 from crew.errors import EXIT_DONE, EXIT_INTERRUPTED, EXIT_NO_SUBMISSION, CrewError
 from crew.loop.snapshots import load_snapshot
 from crew.policy.protocol import Policy, make_policy
-from crew.run import reference
+from crew.run import events, reference
 from crew.run.clock import Clock
 from crew.run.cluster import check_jobs
 from crew.run.config import RunConfig, check_run_dir
@@ -134,9 +134,9 @@ def start_run(request: RunRequest, say: Callable[[str], None] = log.info) -> tup
             shutil.copytree(challenge.directory / "baseline", run.workspace / "baseline",
                             ignore=shutil.ignore_patterns("__pycache__"))
         init_repo(run.workspace)  # every evaluation commits the code behind it
-        trace.emit("run_started", challenge=challenge.name, preset=preset.name, model=str(spec),
+        trace.emit(events.RunStarted(challenge=challenge.name, preset=preset.name, model=str(spec),
                    budget_s=budget_s, device=device, data_cached=data.cached, budget_clock=request.budget_clock,
-                   sandbox=sandbox, agent_network=agent_network)
+                   sandbox=sandbox, agent_network=agent_network))
     except Exception as err:  # stopped before its first step: result.json says why
         _record_early_end(run, config, challenge, clock, trace, f"setup failed: {type(err).__name__}: {err}")
         raise
@@ -150,7 +150,7 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     run = RunDir(Path(run_dir).resolve())
     config = check_run_dir(run.root)  # a damaged run.toml or result.json: one line naming it, exit 2
     trace = Trace(run.trace)
-    if any(e["kind"] == "run_finished" and e.get("exit_code") != EXIT_INTERRUPTED for e in trace.events()):
+    if any(isinstance(e, events.RunFinished) and e.exit_code != EXIT_INTERRUPTED for e in trace.events()):
         result = json.loads(run.result.read_text())
         say(f"run {run.root} had already finished: {result['status']}")
         return (EXIT_DONE if result["status"] == "submitted" else EXIT_NO_SUBMISSION), run
@@ -167,12 +167,12 @@ def resume_run(run_dir: Path, say: Callable[[str], None] = log.info) -> tuple[in
     snapshot = load_snapshot(run.state)
     clock = Clock.resume(config.budget_s, config.started_at, config.budget_clock, run.state,
                          scoring_s=preset.score_minutes * 60.0)
-    resumes = sum(e["kind"] == "resumed" for e in trace.events()) + 1
+    resumes = sum(isinstance(e, events.Resumed) for e in trace.events()) + 1
     say(f"resuming {run.root} at step {snapshot['step'] if snapshot else 0} "
         f"({format_duration(clock.to_deadline_s())} left); resume #{resumes}")
     say(sandbox_line(config.sandbox, config.agent_network, baseline=config.model == "baseline"))
     if snapshot is None:
-        trace.emit("resumed", from_step=0)
+        trace.emit(events.Resumed(from_step=0))
     return _run_policy(run, config, challenge, preset, data, clock, trace, snapshot=snapshot, resumes=resumes)
 
 
@@ -197,7 +197,7 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     baseline = reference.baseline(challenge.name, preset.name, challenge.metric.name)
     write_result(run, build_result(config, challenge, outcome, clock.elapsed_s(), baseline))
     exit_code = exit_code_of(outcome)
-    trace.emit("run_finished", status=outcome.status, exit_code=exit_code, note=outcome.note)
+    trace.emit(events.RunFinished(status=outcome.status, exit_code=exit_code, note=outcome.note))
     write_report(run, challenge)
     return exit_code, run
 
@@ -215,7 +215,7 @@ def _execute(policy: Policy, run: RunDir) -> Outcome:
     except KeyboardInterrupt:
         return Outcome("no_submission", note="interrupted", interrupted=True)
     except Exception as err:  # a bug or a broken recipe: recorded, and the run still ends with its files
-        (run.root / "error.txt").write_text(traceback.format_exc())
+        run.error_txt.write_text(traceback.format_exc())
         return Outcome("failed", note=f"{type(err).__name__}: {err} (see error.txt)", interrupted=True)
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -232,7 +232,7 @@ def _settle_submission(policy: Policy, outcome: Outcome, run: RunDir, challenge:
     if outcome.submission is not None:  # what is submitted must be what was scored
         outcome.submission, changed = ledger.checked_submission(outcome.submission)
         if changed:
-            trace.emit("submission_checked", note=changed)
+            trace.emit(events.SubmissionChecked(note=changed))
             outcome.note = f"{outcome.note}; {changed}".strip("; ")
             outcome.status = "submitted" if outcome.submission else "no_submission"
 
@@ -254,8 +254,8 @@ def _pick_submission(ledger: Ledger, challenge: Challenge, outcome: Outcome, tra
         outcome.submission = pick.submission
     outcome.pick = pick.to_dict()
     # Ids only: held-out scores stay out of the trace, which a resumed crew's context may draw on.
-    trace.emit("final_pick", by=pick.by, evaluation=outcome.pick["evaluation"], dev_best=pick.dev_best,
-               supervisor_choice=pick.supervisor_choice, candidates=[c.id for c in pick.candidates])
+    trace.emit(events.FinalPick(by=pick.by, evaluation=outcome.pick["evaluation"], dev_best=pick.dev_best,
+               supervisor_choice=pick.supervisor_choice, candidates=[c.id for c in pick.candidates]))
 
 
 def _record_early_end(run: RunDir, config: RunConfig, challenge: Challenge, clock: Clock, trace: Trace,
@@ -264,7 +264,7 @@ def _record_early_end(run: RunDir, config: RunConfig, challenge: Challenge, cloc
     outcome = Outcome("failed", note=note)
     write_result(run, build_result(config, challenge, outcome, clock.elapsed_s(),
                                    reference.baseline(challenge.name, config.preset, challenge.metric.name)))
-    trace.emit("run_finished", status="failed", exit_code=EXIT_NO_SUBMISSION, note=note)
+    trace.emit(events.RunFinished(status="failed", exit_code=EXIT_NO_SUBMISSION, note=note))
 
 
 def _raise_interrupt(signum, frame) -> None:

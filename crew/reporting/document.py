@@ -8,10 +8,12 @@ from typing import Any
 from crew.reporting import plots
 from crew.reporting.history import RunHistory
 from crew.run.durations import format_duration
+from crew.run.events import ModelResponse, ToolResults
+from crew.run.rundir import RunDir
 from crew.run.sandboxing import network_mode, sandbox_record
 from crew.run.score_sets import FULL, on_set
 
-QUIET_KINDS = ("model_response", "tool_results")  # counted, not listed: the trace has them in full
+QUIET_KINDS = (ModelResponse, ToolResults)  # counted, not listed: the trace has them in full
 LOG_TAIL_LINES = 15
 
 
@@ -216,20 +218,19 @@ def _claims(h: RunHistory) -> Section:
 
 
 def _events(h: RunHistory) -> Section:
-    quiet = sum(1 for e in h.events if e.get("kind") in QUIET_KINDS)
+    quiet = sum(1 for e in h.events if isinstance(e, QUIET_KINDS))
     rows = []
     for event in h.events:
-        if event.get("kind") in QUIET_KINDS:
+        if isinstance(event, QUIET_KINDS):
             continue
-        details = {k: v for k, v in event.items() if k not in ("seq", "t", "kind", "agent")}
-        rows.append([str(event.get("t")), str(event.get("kind")), str(event.get("agent")), _brief(details)])
+        rows.append([str(event.t), str(event.kind), str(event.agent), _brief(event.details())])
     return Section("Timeline of events", text=f"{len(rows)} events below; {quiet} model calls and tool results "
                    "are in trace.jsonl.", tables=[("", Table(["time (UTC)", "event", "agent", "details"], rows))],
                    collapsed=True)
 
 
 def _baseline_log(h: RunHistory) -> list[Section]:
-    log = h.snapshot.root / "jobs" / "baseline" / "log"
+    log = RunDir(h.snapshot.root).job_log("baseline")
     if not log.is_file():
         return []
     tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-LOG_TAIL_LINES:]

@@ -13,6 +13,17 @@ from typing import Any
 from crew.reporting.curves import parse_curve
 from crew.reporting.jobs_view import JobView, read_jobs
 from crew.reporting.snapshot import RunSnapshot, read_json, read_snapshot
+from crew.run.events import (
+    CrewUsage,
+    Event,
+    ModelResponse,
+    PhaseEntered,
+    SubtaskFinished,
+    SubtaskStarted,
+    ToolResults,
+    UnverifiedClaim,
+)
+from crew.run.rundir import RunDir
 from crew.run.score_sets import record_set
 from crew.run.trace import read_events
 
@@ -50,7 +61,7 @@ class HypothesisRow:
 class RunHistory:
     snapshot: RunSnapshot
     result: dict[str, Any]
-    events: list[dict[str, Any]]
+    events: list[Event]
     start: float
     end: float
     phases: list[Span] = field(default_factory=list)
@@ -65,32 +76,32 @@ class RunHistory:
 
 
 def read_history(root: Path) -> RunHistory:
-    root = Path(root)
-    snap = read_snapshot(root)
-    events = read_events(root / "trace.jsonl")
-    times = [_epoch(e["t"]) for e in events if e.get("t")]
+    run = RunDir(Path(root))
+    snap = read_snapshot(run.root)
+    events = read_events(run.trace)
+    times = [_epoch(e.t) for e in events if e.t]
     start = float(snap.config.get("started_at") or (times[0] if times else 0.0))
     end = max(times, default=start)
-    result = read_json(root / "result.json")
+    result = read_json(run.result)
     history = RunHistory(snapshot=snap, result=result, events=events, start=start, end=end)
     history.phases = _phases(events, start, end)
     history.subtasks = _subtasks(events, end)
-    history.jobs = read_jobs(root / "jobs")
-    history.curves = {job.id: curve for job in history.jobs
-                      if len(curve := parse_curve(root / "jobs" / job.id / "log")) >= 2}
-    history.scores = _scores(root / "evaluations")
+    history.jobs = read_jobs(run.jobs)
+    history.curves = {job.id: curve for job in history.jobs if len(curve := parse_curve(run.job_log(job.id))) >= 2}
+    history.scores = _scores(run.evaluations)
     history.hypotheses = _hypotheses(events)
-    history.usage_by_agent = _usage(events, read_json(root / "state" / "latest.json"))
-    history.plan = read_json(root / "state" / "latest.json").get("plan", {}).get("items", [])
+    state = read_json(run.latest_state)
+    history.usage_by_agent = _usage(events, state)
+    history.plan = state.get("plan", {}).get("items", [])
     history.claims = result.get("unverified_claims") or [
-        {"agent": e.get("agent"), "value": e.get("value"), "context": e.get("context", "")}
-        for e in events if e.get("kind") == "unverified_claim"]
+        {"agent": e.agent, "value": e.value, "context": e.context or ""}
+        for e in events if isinstance(e, UnverifiedClaim)]
     return history
 
 
-def _phases(events: list[dict[str, Any]], start: float, end: float) -> list[Span]:
+def _phases(events: list[Event], start: float, end: float) -> list[Span]:
     """Phase spans from `phase` events; a run from before those events is one span, named by how it ended."""
-    marks = [(_epoch(e["t"]), str(e.get("phase"))) for e in events if e.get("kind") == "phase"]
+    marks = [(_epoch(e.t), str(e.phase)) for e in events if isinstance(e, PhaseEntered)]
     if not marks:
         return [Span("work", start, end)]
     if marks[0][0] > start:
@@ -98,16 +109,16 @@ def _phases(events: list[dict[str, Any]], start: float, end: float) -> list[Span
     return [Span(label, t, marks[i + 1][0] if i + 1 < len(marks) else end) for i, (t, label) in enumerate(marks)]
 
 
-def _subtasks(events: list[dict[str, Any]], end: float) -> list[Span]:
+def _subtasks(events: list[Event], end: float) -> list[Span]:
     """One span per subtask; several may be open at once (traces before parallel subtasks have no ids)."""
     spans, open_spans = [], {}
     for event in events:
-        key = event.get("subtask_id") or event.get("role") or event.get("agent")
-        if event.get("kind") == "subtask_started":
-            open_spans[key] = Span(str(event.get("role")), _epoch(event["t"]), end, str(event.get("subtask", "")))
+        if isinstance(event, SubtaskStarted):
+            key = event.subtask_id or event.role or event.agent
+            open_spans[key] = Span(str(event.role), _epoch(event.t), end, str(event.subtask or ""))
             spans.append(open_spans[key])
-        elif event.get("kind") == "subtask_finished" and key in open_spans:
-            open_spans.pop(key).end = _epoch(event["t"])
+        elif isinstance(event, SubtaskFinished) and (key := event.subtask_id or event.agent) in open_spans:
+            open_spans.pop(key).end = _epoch(event.t)
     return spans
 
 
@@ -125,17 +136,17 @@ def _scores(folder: Path) -> list[ScorePoint]:
     return points
 
 
-def _hypotheses(events: list[dict[str, Any]]) -> list[HypothesisRow]:
+def _hypotheses(events: list[Event]) -> list[HypothesisRow]:
     """Proposed hypotheses (the engineer's propose_hypothesis calls) and the outcomes record_outcome returned."""
     statements: dict[str, str] = {}  # tool call id -> statement
     rows: dict[str, HypothesisRow] = {}
     for event in events:
-        if event.get("kind") == "model_response":
-            for call in (event.get("response") or {}).get("tool_calls", []):
+        if isinstance(event, ModelResponse):
+            for call in (event.response or {}).get("tool_calls", []):
                 if call.get("name") == "propose_hypothesis":
                     statements[call.get("id", "")] = _arguments(call).get("statement", "")
-        elif event.get("kind") == "tool_results":
-            for result in event.get("results", []):
+        elif isinstance(event, ToolResults):
+            for result in event.results or []:
                 found = HYPOTHESIS_ID.search(result.get("content", ""))
                 if result.get("is_error") or not found:
                     continue
@@ -147,9 +158,9 @@ def _hypotheses(events: list[dict[str, Any]]) -> list[HypothesisRow]:
     return list(rows.values())
 
 
-def _usage(events: list[dict[str, Any]], state: dict[str, Any]) -> dict[str, dict[str, float]]:
+def _usage(events: list[Event], state: dict[str, Any]) -> dict[str, dict[str, float]]:
     """Tokens and cost per agent: the meter's own totals when saved, else summed from the model calls."""
-    usage = (next((e["usage"] for e in reversed(events) if e.get("kind") == "crew_usage" and e.get("usage")), None)
+    usage = (next((e.usage for e in reversed(events) if isinstance(e, CrewUsage) and e.usage), None)
              or state.get("usage"))
     if usage and usage.get("by_agent"):
         costs = usage.get("cost_by_agent", {})
@@ -157,9 +168,9 @@ def _usage(events: list[dict[str, Any]], state: dict[str, Any]) -> dict[str, dic
                 for agent, tokens in usage["by_agent"].items() if any(tokens.values()) or costs.get(agent)}
     totals: dict[str, dict[str, float]] = {}
     for event in events:
-        if event.get("kind") == "model_response":
-            agent = totals.setdefault(str(event.get("agent")), {"cost_usd": 0.0})
-            for key, value in (event.get("usage") or {}).items():
+        if isinstance(event, ModelResponse):
+            agent = totals.setdefault(str(event.agent), {"cost_usd": 0.0})
+            for key, value in (event.usage or {}).items():
                 agent[key] = agent.get(key, 0) + value
     return totals
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import psutil
 
+from crew.run.rundir import JOB_LOG
 from toolkit.excerpt import read_tail_text
 from toolkit.progress import Progress, parse_progress
 
@@ -53,7 +54,7 @@ def _view(job_dir: Path, data: dict) -> JobView:
     exit_code = data.get("exit_code")
     state = data.get("state") or _baseline_state(ended, exit_code, data.get("pid"))
     progress = None
-    log_path = job_dir / "log"
+    log_path = job_dir / JOB_LOG
     if log_path.is_file():
         runtime = ((ended or time.time()) - started) if started else None
         progress = parse_progress(read_tail_text(log_path, TAIL_BYTES), elapsed_s=runtime)

@@ -15,6 +15,18 @@ from rich.live import Live
 
 from crew.reporting.panel import plain_lines, render_panel
 from crew.reporting.snapshot import RunWatcher
+from crew.run.events import (
+    EvaluationScored,
+    Event,
+    JobFinished,
+    JobStarted,
+    PhaseEntered,
+    Resumed,
+    SubtaskFinished,
+    SubtaskStarted,
+    UnverifiedClaim,
+    WorkerStopped,
+)
 from crew.run.rundir import default_runs_root, new_run_id
 from crew.run.score_sets import DEV, on_set
 
@@ -73,29 +85,27 @@ def _log_lines(watcher: RunWatcher, say: Callable[[str], None], stop: threading.
                 say(line)
 
 
-def event_line(event: dict[str, Any]) -> str | None:
+def event_line(event: Event) -> str | None:
     """One line for the events a person follows; None for the rest (model calls, tool results)."""
-    kind, agent = event.get("kind"), event.get("agent")
-    if kind == "phase":
-        return f"phase: {event.get('phase')}"
-    if kind == "subtask_started":
-        return f"subtask for the {event.get('role')} ({event.get('minutes')} min): {_short(event.get('subtask'))}"
-    if kind == "subtask_finished":
-        return f"{agent} finished its subtask" + (f" (stopped: {event['stopped']})" if event.get("stopped") else "")
-    if kind == "evaluation":
-        score, name = event.get("score"), event.get("evaluation")
-        if not event.get("ok"):
-            return f"evaluation {name} failed: {_short(event.get('error'))}"
+    if isinstance(event, PhaseEntered):
+        return f"phase: {event.phase}"
+    if isinstance(event, SubtaskStarted):
+        return f"subtask for the {event.role} ({event.minutes} min): {_short(event.subtask)}"
+    if isinstance(event, SubtaskFinished):
+        return f"{event.agent} finished its subtask" + (f" (stopped: {event.stopped})" if event.stopped else "")
+    if isinstance(event, EvaluationScored):
+        score, name = event.score, event.evaluation
+        if not event.ok:
+            return f"evaluation {name} failed: {_short(event.error)}"
         if score is None:  # a blind challenge: the trace keeps no figure (the record has it)
             return f"evaluation {name}: scored (blind challenge: the figure is in evaluations/{name}.json)"
-        return f"evaluation {name}: score {on_set(score, event.get('score_set', DEV))}"
-    if kind == "job_started":
-        return f"job {event.get('job')} started"
-    if kind == "job_finished":
-        return f"job {event.get('job')} finished (exit code {event.get('exit_code')})"
-    if kind in ("resumed", "worker_stopped", "unverified_claim"):
-        details = {k: v for k, v in event.items() if k not in ("seq", "t", "kind", "agent")}
-        return f"{kind.replace('_', ' ')} ({agent}): {_short(details)}"
+        return f"evaluation {name}: score {on_set(score, event.score_set or DEV)}"
+    if isinstance(event, JobStarted):
+        return f"job {event.job} started"
+    if isinstance(event, JobFinished):
+        return f"job {event.job} finished (exit code {event.exit_code})"
+    if isinstance(event, Resumed | WorkerStopped | UnverifiedClaim):
+        return f"{event.kind.replace('_', ' ')} ({event.agent}): {_short(event.details())}"
     return None
 
 

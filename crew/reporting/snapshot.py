@@ -1,7 +1,7 @@
 """A run as its directory shows it right now: phase, budget, subtask, jobs, best score, tokens and cost.
 
-Read from files only (run.toml, trace.jsonl, evaluations/, jobs/, result.json), so it works from another
-terminal, after the fact, and on a run written by an older or newer version. The watcher reads the trace
+Read from files only (run.toml, trace.jsonl, evaluations/, jobs/, result.json, all named by RunDir), so it works
+from another terminal, after the fact, and on a run written by an older or newer version. The watcher reads the trace
 incrementally, so the live panel costs the same at hour 20 as at minute 1.
 """
 
@@ -18,7 +18,19 @@ from challenges.framework.spec import default_score_minutes
 from crew.errors import EXIT_INTERRUPTED
 from crew.reporting.jobs_view import JobView, read_jobs
 from crew.run.clock import observed_elapsed_s, read_saved
+from crew.run.events import (
+    Event,
+    ModelResponse,
+    PhaseEntered,
+    Resumed,
+    RunFinished,
+    RunStarted,
+    SubtaskFinished,
+    SubtaskStarted,
+)
+from crew.run.rundir import RunDir
 from crew.run.score_sets import record_set
+from crew.run.trace import parse_lines
 
 
 @dataclass
@@ -77,12 +89,13 @@ class RunWatcher:
     """Follows one run directory; `snapshot()` reads only what changed since the last call."""
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+        self.run = RunDir(Path(root))
+        self.root = self.run.root
         self._offset = 0
         self._events: _EventState = _EventState()
         self._evaluations: dict[str, dict[str, Any]] = {}
         self._config: dict[str, Any] | None = None
-        self.new_events: list[dict[str, Any]] = []  # what the last snapshot() read, for log lines
+        self.new_events: list[Event] = []  # what the last snapshot() read, for log lines
 
     def snapshot(self) -> RunSnapshot:
         config = self._load_config()
@@ -92,42 +105,35 @@ class RunWatcher:
         snap = RunSnapshot(root=self.root, config=config)
         snap.budget_s = float(config.get("budget_s", 0.0))
         # The reserve as the run's clock last saved it (it grows with slow scorings), else the preset's.
-        snap.reserve_s = float(read_saved(self.root / "state").get("reserve_s") or _scoring_reserve_s(config))
+        snap.reserve_s = float(read_saved(self.run.state).get("reserve_s") or _scoring_reserve_s(config))
         self._events.fill(snap)
         self._fill_evaluations(snap)
-        snap.jobs = read_jobs(self.root / "jobs")
+        snap.jobs = read_jobs(self.run.jobs)
         self._fill_end(snap, config)
         return snap
 
     def _load_config(self) -> dict[str, Any]:
         if self._config is None:
             try:
-                self._config = tomllib.loads((self.root / "run.toml").read_text(encoding="utf-8"))
+                self._config = tomllib.loads(self.run.run_toml.read_text(encoding="utf-8"))
             except (OSError, tomllib.TOMLDecodeError):
                 return {}  # not written yet: try again next time
         return self._config
 
-    def _new_events(self) -> list[dict[str, Any]]:
+    def _new_events(self) -> list[Event]:
         """Complete lines appended since the last call; a torn last line waits for its newline."""
-        path = self.root / "trace.jsonl"
         try:
-            with open(path, "rb") as handle:
+            with open(self.run.trace, "rb") as handle:
                 handle.seek(self._offset)
                 data = handle.read()
         except OSError:
             return []
         complete = data[: data.rfind(b"\n") + 1]
         self._offset += len(complete)
-        events = []
-        for line in complete.splitlines():
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-        return events
+        return parse_lines(complete.splitlines())
 
     def _fill_evaluations(self, snap: RunSnapshot) -> None:
-        folder = self.root / "evaluations"
+        folder = self.run.evaluations
         for path in sorted(folder.glob("eval-*.json")) if folder.is_dir() else []:
             if path.stem not in self._evaluations:
                 try:
@@ -152,20 +158,20 @@ class RunWatcher:
         started_at = float(config.get("started_at", 0.0))
         if ended is None:
             snap.state = "running" if config else "starting"
-            mode, state = config.get("budget_clock", "wall"), self.root / "state"
-            snap.elapsed_s = observed_elapsed_s(started_at, mode, state)
+            mode = config.get("budget_clock", "wall")
+            snap.elapsed_s = observed_elapsed_s(started_at, mode, self.run.state)
             if not self._events.phase and snap.budget_s:  # the baseline policy has no phase events
                 snap.phase = "wrap-up" if snap.remaining_s <= snap.reserve_s else "work"
-            if started_at and _abandoned(self.root, started_at + snap.budget_s):
+            if started_at and _abandoned(self.run, started_at + snap.budget_s):
                 snap.state = snap.phase = "abandoned"
                 snap.note = "no end recorded: `research-crew resume` continues it"
-                snap.elapsed_s = observed_elapsed_s(started_at, mode, state, stopped_at=_last_write(self.root))
+                snap.elapsed_s = observed_elapsed_s(started_at, mode, self.run.state, stopped_at=_last_write(self.run))
             return
-        snap.state = "interrupted" if ended.get("exit_code") == EXIT_INTERRUPTED else "finished"
-        snap.status, snap.note = ended.get("status"), ended.get("note", "")
+        snap.state = "interrupted" if ended.exit_code == EXIT_INTERRUPTED else "finished"
+        snap.status, snap.note = ended.status, ended.note or ""
         snap.phase = ("interrupted" if snap.state == "interrupted" else "done") + (
             f" (last phase: {self._events.phase})" if self._events.phase else "")
-        result = read_json(self.root / "result.json")
+        result = read_json(self.run.result)
         snap.elapsed_s = float(result.get("elapsed_s") or (time.time() - started_at if started_at else 0.0))
         snap.steps = int(result.get("steps") or snap.steps)
         if result.get("tokens"):
@@ -184,30 +190,29 @@ class _EventState:
         self.cost_usd = 0.0
         self.steps = 0
         self.resumes = 0
-        self.finished: dict[str, Any] | None = None
+        self.finished: RunFinished | None = None
         self.last_t: str | None = None
 
-    def apply(self, event: dict[str, Any]) -> None:
-        kind = event.get("kind")
-        self.last_t = event.get("t", self.last_t)
-        if kind in ("run_started", "resumed"):
+    def apply(self, event: Event) -> None:
+        self.last_t = event.t or self.last_t
+        if isinstance(event, RunStarted | Resumed):
             self.finished = None  # a resumed run is running again
-            self.resumes += kind == "resumed"
-        elif kind == "run_finished":
+            self.resumes += isinstance(event, Resumed)
+        elif isinstance(event, RunFinished):
             self.finished = event
-        elif kind == "phase":
-            self.phase = event.get("phase")
-        elif kind == "subtask_started":
-            key = event.get("subtask_id") or event.get("role")
-            self.subtasks[key] = {k: event.get(k) for k in ("role", "subtask", "minutes", "t")}
-        elif kind == "subtask_finished":
-            self.subtasks.pop(event.get("subtask_id") or event.get("agent"), None)
-        elif kind == "model_response":
-            self.agent = event.get("agent")
-            self.steps = max(self.steps, int(event.get("step") or 0))
+        elif isinstance(event, PhaseEntered):
+            self.phase = event.phase
+        elif isinstance(event, SubtaskStarted):
+            self.subtasks[event.subtask_id or event.role] = {
+                "role": event.role, "subtask": event.subtask, "minutes": event.minutes, "t": event.t}
+        elif isinstance(event, SubtaskFinished):
+            self.subtasks.pop(event.subtask_id or event.agent, None)
+        elif isinstance(event, ModelResponse):
+            self.agent = event.agent
+            self.steps = max(self.steps, int(event.step or 0))
             for key in TOKEN_KEYS:
-                self.tokens[key] += int((event.get("usage") or {}).get(key) or 0)
-            self.cost_usd = float(event.get("cost_usd") or self.cost_usd)  # the meter's running total
+                self.tokens[key] += int((event.usage or {}).get(key) or 0)
+            self.cost_usd = float(event.cost_usd or self.cost_usd)  # the meter's running total
 
     def fill(self, snap: RunSnapshot) -> None:
         snap.agent, snap.subtasks = self.agent, list(self.subtasks.values())
@@ -217,14 +222,14 @@ class _EventState:
             snap.phase = self.phase
 
 
-def _abandoned(root: Path, deadline: float) -> bool:
+def _abandoned(run: RunDir, deadline: float) -> bool:
     now = time.time()
-    return now > deadline + ABANDONED_AFTER_S and now > _last_write(root) + ABANDONED_AFTER_S
+    return now > deadline + ABANDONED_AFTER_S and now > _last_write(run) + ABANDONED_AFTER_S
 
 
-def _last_write(root: Path) -> float:
+def _last_write(run: RunDir) -> float:
     """When the run last wrote anything a live run writes: its trace, crew state or a job's log."""
-    paths = [root / "trace.jsonl", root / "run.toml", *(root / "state").glob("*"), *(root / "jobs").glob("*/log")]
+    paths = [run.trace, run.run_toml, *run.state.glob("*"), *run.job_logs()]
     return max((p.stat().st_mtime for p in paths if p.exists()), default=0.0)
 
 

@@ -12,6 +12,7 @@ import tomli_w
 
 from checkpoints import atomic_write_text
 from crew.errors import CrewError
+from crew.run.rundir import RunDir
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,12 @@ def check_run_dir(root: Path) -> RunConfig:
     """A run directory's configuration, after checking the files every command reads: run.toml, and
     result.json once it exists. Anything missing or damaged raises CrewError naming the file and the fix, so
     no command goes on with a guess (and `report` never replaces a good report with a worse one)."""
-    root = Path(root)
-    if not (root / "run.toml").is_file():
-        raise CrewError(f"{root} is not a run directory (it has no run.toml)",
+    run = RunDir(Path(root))
+    if not run.is_run():
+        raise CrewError(f"{run.root} is not a run directory (it has no run.toml)",
                         "give a folder made by `research-crew run`; `research-crew runs` lists them")
-    config = RunConfig.load(root / "run.toml")
-    result = root / "result.json"
+    config = RunConfig.load(run.run_toml)
+    result = run.result
     if result.exists():
         try:
             if not isinstance(json.loads(result.read_text(encoding="utf-8")), dict):

@@ -10,6 +10,10 @@ from pathlib import Path
 
 from crew.errors import CrewError
 
+# Names inside the run's folders, owned by their writers' formats but placed here so that readers ask RunDir.
+STATE_LATEST = "latest.json"  # crew/loop/snapshots.py writes it
+JOB_LOG = "log"  # toolkit/jobs.py writes each job's output there
+
 
 @dataclass(frozen=True)
 class RunDir:
@@ -29,6 +33,23 @@ class RunDir:
     scratch = property(lambda self: self.root / "scratch")
     result = property(lambda self: self.root / "result.json")
     report_md = property(lambda self: self.root / "report.md")
+    report_html = property(lambda self: self.root / "report.html")
+    report_files = property(lambda self: self.root / "report_files")  # report.md's plots
+    error_txt = property(lambda self: self.root / "error.txt")  # the traceback of a run stopped by an error
+    latest_state = property(lambda self: self.state / STATE_LATEST)  # the crew's last saved step
+
+    def job_dir(self, job_id: str) -> Path:
+        return self.jobs / job_id
+
+    def job_log(self, job_id: str) -> Path:
+        return self.jobs / job_id / JOB_LOG
+
+    def job_logs(self) -> list[Path]:
+        return sorted(self.jobs.glob(f"*/{JOB_LOG}"))
+
+    def is_run(self) -> bool:
+        """Whether the folder holds a run (its run.toml is written first, before anything else)."""
+        return self.run_toml.is_file()
 
     @classmethod
     def create(cls, challenge: str, run_dir: Path | None = None) -> RunDir:

@@ -1,5 +1,6 @@
 """Does a better recipe score better on each challenge's smoke preset? The baseline recipe at two strengths
-(two training lengths), a few seeds each, scored by the harness as a run scores it; one row per challenge.
+(two training lengths; for compression, layers dropped or not; for merging, one expert or all), a few seeds
+each, scored by the harness as a run scores it; one row per challenge.
 
     python benchmarks/smoke_signal.py [NAME ...] [--seeds 2] [--out DIR]
 

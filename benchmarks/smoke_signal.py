@@ -1,5 +1,6 @@
 """Does a better recipe score better on each challenge's smoke preset? The baseline recipe at two strengths
-(two training lengths), a few seeds each, scored by the harness as a run scores it; one row per challenge.
+(two training lengths; for compression, layers dropped or not; for merging, one expert or all), a few seeds
+each, scored by the harness as a run scores it; one row per challenge.
 
     python benchmarks/smoke_signal.py [NAME ...] [--seeds 2] [--out DIR]
 
@@ -36,6 +37,10 @@ STRENGTHS = {
     "edge_llm_training": PRETRAINING,
     "math_autoformalization": {"weak": [], "strong": [], "budget_s": {"weak": 25, "strong": 120}, "seeded": False},
     "llm_efficiency": {"weak": [], "strong": [], "budget_s": {"weak": 25, "strong": 120}, "seeded": False},
+    # Compression: half the decoder layers dropped against none (the model fits the limit in float16).
+    "edge_llm_compression": {"weak": ["--drop-fraction", "0.5"], "strong": [], "budget_s": 300, "seeded": False},
+    # Merging: one expert alone against the average of all three (the held-out text spans every domain).
+    "llm_merging": {"weak": ["--experts", "math_expert"], "strong": [], "budget_s": 300, "seeded": False},
 }
 SCORE_TIMEOUT_S = 600
 

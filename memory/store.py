@@ -27,7 +27,13 @@ from memory.locking import FileLock
 # Telemetry off before chromadb is imported anywhere in this process.
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-import chromadb  # noqa: E402
+try:
+    import chromadb  # noqa: E402
+except ModuleNotFoundError as exc:  # installed apart, without its server's dependencies (pyproject.toml)
+    if exc.name != "chromadb":
+        raise
+    raise ModuleNotFoundError("chromadb, the memory store, is not installed: pip install --no-deps chromadb==1.5.9 "
+                              "(README, Quick start)", name="chromadb") from exc
 from chromadb.api.shared_system_client import SharedSystemClient  # noqa: E402
 from chromadb.config import Settings  # noqa: E402
 

@@ -54,6 +54,31 @@ def tiny_seq2seq(vocab_size: int, pad_id: int, eos_id: int, seed: int = 0):
     return AutoModelForSeq2SeqLM.from_config(config)
 
 
+def train_briefly(model, tokenizer, texts: list[str], steps: int, seed: int = 0, max_length: int = 96) -> None:
+    """A few AdamW steps on random batches of `texts` (pads with end-of-text, masked out of the loss): enough
+    for a tiny stand-in to predict text better than chance, so what is done to it afterwards shows in a score."""
+    import random
+
+    import torch
+
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    rng = random.Random(seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: more threads only contend for a shared CPU
+    try:
+        for _ in range(steps):
+            batch = tokenizer(rng.sample(texts, 16), return_tensors="pt", padding=True, truncation=True,
+                              max_length=max_length)
+            labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+            model(**batch, labels=labels).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    finally:
+        torch.set_num_threads(threads)
+
+
 def save_model(model, tokenizer, out_dir: Path) -> Path:
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)

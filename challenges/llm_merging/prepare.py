@@ -5,9 +5,10 @@ fifth of each is visible in data/validation/ (MLRB hands them to participants as
 rest is scored. MMLU is lm-eval's own task.
 """
 
-from smoke_experts import SMOKE_EXPERTS, make_smoke_experts, xsum_smoke_items
+from smoke_experts import SMOKE_EXPERTS, heldout_domain_texts, make_smoke_experts, xsum_smoke_items
 
 from challenges import ScoreContext
+from challenges.lib.bits_per_byte import write_heldout_texts
 from challenges.lib.corpus import split_of
 from challenges.lib.hub import HubDataset, HubModel, Sources, fetch_dataset, fetch_model, read_rows
 from challenges.lib.lm_eval_scoring import prefetch_tasks
@@ -38,6 +39,7 @@ def prepare(ctx: ScoreContext) -> None:
     if ctx.preset == "smoke":
         make_smoke_experts(experts, ctx.scratch_dir)
         write_smoke_items(ctx.private_dir, "mmlu")
+        write_heldout_texts(ctx.private_dir, heldout_domain_texts())  # the smoke preset's proxy score
         cosmos, xsum = smoke_items("cosmosqa", count=100)["smoke_cosmosqa"], xsum_smoke_items(30)
         ids = dict(SMOKE_EXPERTS)
     else:

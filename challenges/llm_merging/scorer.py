@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from challenges import Score, ScoreContext
+from challenges.lib.bits_per_byte import score_bits_per_byte
 from challenges.lib.generation import generate_texts, rouge_l
 from challenges.lib.lm_tasks import read_jsonl
 from challenges.lib.mcq import score_benchmark
@@ -64,6 +65,8 @@ def _shapes(folder: Path) -> dict[str, tuple[int, ...]]:
 
 
 def score(submission: Path, ctx: ScoreContext) -> Score:
+    if ctx.preset == "smoke":  # a stated proxy (challenge.toml): the three tasks stay at chance on tiny experts
+        return score_bits_per_byte(submission, ctx)
     # No per-item results: the score mixes accuracies with a corpus ROUGE-L, so it has no held-out pick.
     mmlu_score = score_benchmark(submission, ctx, "mmlu")
     mmlu, mmlu_tasks = mmlu_score.value, mmlu_score.details["per_task"]

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 from challenges.lib.mcq import smoke_items
-from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm
+from challenges.lib.tiny_models import save_model, smoke_tokenizer, tiny_causal_lm, train_briefly
 
 NAMES = ["Ada", "Ben", "Chen", "Dara", "Eli", "Fay"]
 THINGS = ["apples", "books", "kites", "shells", "maps"]
@@ -27,14 +27,20 @@ def xsum_smoke_items(count: int = 24, seed: int = 3) -> list[dict[str, str]]:
     return items
 
 
-def _domain_texts() -> dict[str, list[str]]:
-    mmlu = smoke_items("mmlu", count=200, seed=101)
-    cosmos = smoke_items("cosmosqa", count=200, seed=102)["smoke_cosmosqa"]
+def _domain_texts(count: int = 200, seed: int = 101) -> dict[str, list[str]]:
+    mmlu = smoke_items("mmlu", count=count, seed=seed)
+    cosmos = smoke_items("cosmosqa", count=count, seed=seed + 1)["smoke_cosmosqa"]
     return {
         "math_expert": [f"{i['question']} Answer: {i['choices'][i['answer']]}" for v in mmlu.values() for i in v],
         "story_expert": [f"{i['input']} {i['target']}" for i in cosmos],
-        "summary_expert": [f"{i['input']}\nSummary: {i['target']}" for i in xsum_smoke_items(200, seed=103)],
+        "summary_expert": [f"{i['input']}\nSummary: {i['target']}" for i in xsum_smoke_items(count, seed=seed + 2)],
     }
+
+
+def heldout_domain_texts(per_domain: int = 40) -> list[str]:
+    """Texts of every expert's domain, generated with other seeds than the experts trained on: the smoke
+    preset's proxy score is the merged model's bits per byte on them (a good merge keeps every domain)."""
+    return [t for texts in _domain_texts(per_domain, seed=901).values() for t in texts[:per_domain]]
 
 
 SMOKE_EXPERTS = {name: f"tiny-random-qwen2 trained on generated {name.split('_')[0]} text"
@@ -42,26 +48,9 @@ SMOKE_EXPERTS = {name: f"tiny-random-qwen2 trained on generated {name.split('_')
 
 
 def make_smoke_experts(out_dir: Path, scratch: Path, steps: int = 30) -> None:
-    import torch
-
     domains = _domain_texts()
     tokenizer = smoke_tokenizer(scratch / "tokenizer", extra_texts=[t for v in domains.values() for t in v])
-    tokenizer.pad_token = tokenizer.eos_token  # padding for the training batches; masked out of the loss
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a tiny model: more threads only contend for a shared CPU
-    try:
-        for index, (name, texts) in enumerate(domains.items()):
-            model = tiny_causal_lm("qwen2", len(tokenizer), tokenizer.eos_token_id, seed=0)  # one shared init
-            optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-            rng = random.Random(index)
-            for _ in range(steps):
-                batch = tokenizer(rng.sample(texts, 16), return_tensors="pt", padding=True, truncation=True,
-                                  max_length=96)
-                labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
-                loss = model(**batch, labels=labels).loss
-                loss.backward()
-                optimizer.step()
-                optimizer.zero_grad()
-            save_model(model, tokenizer, out_dir / name)
-    finally:
-        torch.set_num_threads(threads)
+    for index, (name, texts) in enumerate(domains.items()):
+        model = tiny_causal_lm("qwen2", len(tokenizer), tokenizer.eos_token_id, seed=0)  # one shared init
+        train_briefly(model, tokenizer, texts, steps, seed=index)
+        save_model(model, tokenizer, out_dir / name)

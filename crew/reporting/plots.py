@@ -18,6 +18,10 @@ PHASE_COLORS = {"work": "#c6dbef", "wrap-up": "#fdd49e", "final": "#fc8d59"}
 
 
 def timeline_png(h: RunHistory) -> bytes:
+    return _png(timeline_figure(h))
+
+
+def timeline_figure(h: RunHistory) -> Figure:
     """The plan against what happened: planned allocation, phases, subtasks and jobs, in minutes from the start."""
     rows: list[tuple[str, list[tuple[float, float, str, str]]]] = []
     if h.plan:
@@ -48,7 +52,7 @@ def timeline_png(h: RunHistory) -> bytes:
     ax.set_xlabel("minutes since the start")
     ax.set_title("Plan and timeline")
     ax.legend(fontsize=7, loc="best")
-    return _png(fig)
+    return fig
 
 
 def curves_png(h: RunHistory) -> bytes:
@@ -64,6 +68,10 @@ def curves_png(h: RunHistory) -> bytes:
 
 
 def scores_png(h: RunHistory) -> bytes:
+    return _png(scores_figure(h))
+
+
+def scores_figure(h: RunHistory) -> Figure:
     """Every harness evaluation's score over time, the best so far, and the baseline policy's score."""
     fig, ax = plt.subplots(figsize=(9, 3.6))
     direction = h.snapshot.metric.get("direction", "max")
@@ -102,7 +110,7 @@ def scores_png(h: RunHistory) -> bytes:
         ax.legend(fontsize=8, loc="best")
     else:
         ax.text(0.5, 0.5, "no artifact was scored", transform=ax.transAxes, ha="center")
-    return _png(fig)
+    return fig
 
 
 def usage_png(h: RunHistory) -> bytes:
@@ -128,6 +136,7 @@ def usage_png(h: RunHistory) -> bytes:
 
 
 def _budget_marks(ax, h: RunHistory) -> None:
+    """The shaded scoring reserve and the budget's end, each named in the legend (a bare band explains nothing)."""
     budget_min = h.snapshot.budget_s / 60
     if budget_min:
         reserve_min = h.snapshot.reserve_s / 60

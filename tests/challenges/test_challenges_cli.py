@@ -65,8 +65,9 @@ def test_edge_llm_compression_smoke_run_submits_a_scored_model(tmp_path):
                            "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads((run_dir / "result.json").read_text())
-    assert result["status"] == "submitted" and 0.0 <= result["score"] <= 1.0
-    assert result["metric"] == {"name": "mmlu_acc", "direction": "max"}
+    # The smoke preset's stated proxy: held-out bits per byte of the compressed model (MMLU stays at chance).
+    assert result["status"] == "submitted" and 0.0 < result["score"] < 8.0
+    assert result["metric"] == {"name": "heldout_bits_per_byte", "direction": "min"}
     evaluation = json.loads((run_dir / "evaluations" / f"{result['submission']['evaluation']}.json").read_text())
     assert evaluation["violations"] == [] and evaluation["details"]["parameters_kept"] == 1.0  # fits in float16
-    assert set(evaluation["details"]["dev_per_group"]) == {"smoke_mmlu_arithmetic", "smoke_mmlu_counting"}
+    assert set(evaluation["details"]["dev_per_group"]) == {"heldout_text"}

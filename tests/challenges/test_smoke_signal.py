@@ -16,7 +16,8 @@ def test_blimp_smoke_items_leave_length_at_chance():
         assert 0.35 <= longer <= 0.65, (task, longer)  # "pick the longer sentence" scores near 0.5
 
 
-@pytest.mark.parametrize("name", ["minipile", "babylm", "edge_llm_training", "llm_efficiency"])
+@pytest.mark.parametrize("name", ["minipile", "babylm", "edge_llm_training", "llm_efficiency", "edge_llm_compression",
+                                  "llm_merging"])
 def test_smoke_presets_score_a_stated_proxy(name):
     challenge = load_challenge(name)
     smoke = challenge.for_preset("smoke").metric

@@ -161,3 +161,18 @@ def test_loading_the_embedding_model_prints_no_progress_bar():
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, proc.stderr
     assert "Loading weights" not in proc.stderr + proc.stdout
+
+
+def test_the_plots_shaded_band_is_named_in_their_legends(tmp_path):
+    from crew.reporting import plots
+    from crew.reporting.history import RunHistory, ScorePoint
+    from crew.reporting.snapshot import RunSnapshot
+
+    snapshot = RunSnapshot(root=tmp_path, config={"model": "openai:m"}, budget_s=180.0, reserve_s=40.0,
+                           metric={"name": "heldout_bits_per_byte", "direction": "min"})
+    history = RunHistory(snapshot=snapshot, result={"baseline_dev_score": 3.0}, events=[], start=0.0, end=150.0,
+                         scores=[ScorePoint("eval-0001", 60.0, 2.9, True)])
+    for figure in (plots.timeline_figure(history), plots.scores_figure(history)):
+        labels = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+        assert "scoring reserve" in labels and "budget end" in labels, labels
+        plots.plt.close(figure)

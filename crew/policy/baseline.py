@@ -39,6 +39,7 @@ def recipe_jobs(run: RunDir, challenge: Challenge, manager: type[JobManager] = J
 
 class BaselinePolicy:
     picks_final = False  # what it submits is seed 0's model, as the recipe made it
+    agent = "baseline"  # who the trace says ran the recipe (the floor's recipe says "floor")
 
     def __init__(self, run: RunDir, challenge: Challenge, preset: Preset, clock: Clock, trace: Trace,
                  score_context) -> None:
@@ -83,12 +84,12 @@ class BaselinePolicy:
         if done:
             return done[-1]
         if not self.challenge.baseline_command:
-            self.trace.emit(events.Note(agent="baseline", text="the challenge has no baseline recipe"))
+            self.note("the challenge has no baseline recipe")
             return None
         if not self._recipe_finished(seed):
             self.run_recipe(seed, seeds_left)
         if not submission.exists():
-            self.trace.emit(events.Note(agent="baseline", text=f"the recipe (seed {seed}) wrote no submission"))
+            self.note(f"the recipe (seed {seed}) wrote no submission")
             return None
         return self.score(submission)
 
@@ -109,7 +110,7 @@ class BaselinePolicy:
         running = [s for s in map(self.jobs.status, self.jobs.ids()) if s.running and s.record.name == name]
         if running:
             job_id = running[0].record.id
-            self.trace.emit(events.JobReattached(agent="baseline", job=job_id))
+            self.trace.emit(events.JobReattached(agent=self.agent, job=job_id))
         else:
             recipe_budget_s = self.clock.share_before_scoring_s(seeds_left, grace_s=STOP_GRACE_S / 3)
             command = self.challenge.baseline_command_line(
@@ -117,11 +118,21 @@ class BaselinePolicy:
             deadline = time.time() + max(1.0, recipe_budget_s) + STOP_GRACE_S
             status = self.jobs.start(command, name, deadline)
             job_id = status.record.id
-            self.trace.emit(events.JobStarted(agent="baseline", job=job_id, command=command, pid=status.record.pid,
-                            budget_s=round(recipe_budget_s, 1), seed=seed))
+            self.job_started(job_id, command, status.record.pid, recipe_budget_s, seed)
         exit_code = self._wait(job_id, reserve_s)  # the job's own deadline keeps it to its share
-        self.trace.emit(events.JobFinished(agent="baseline", job=job_id, exit_code=exit_code))
+        self.job_finished(job_id, exit_code)
         return exit_code
+
+    # The recipe's events, written here only (for the baseline and for the floor's recipe).
+    def note(self, text: str) -> None:
+        self.trace.emit(events.Note(agent=self.agent, text=text))
+
+    def job_started(self, job_id: str, command: str, pid: int | None, budget_s: float, seed: int | None) -> None:
+        self.trace.emit(events.JobStarted(agent=self.agent, job=job_id, command=command, pid=pid,
+                                          budget_s=round(budget_s, 1), seed=seed))
+
+    def job_finished(self, job_id: str, exit_code: int | None) -> None:
+        self.trace.emit(events.JobFinished(agent=self.agent, job=job_id, exit_code=exit_code))
 
     def _wait(self, job_id: str, reserve_s: float | None = None) -> int | None:
         reserve_s = self.clock.scoring_reserve_s() if reserve_s is None else reserve_s

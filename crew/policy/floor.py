@@ -23,7 +23,6 @@ from challenges.framework.harness import Evaluation
 from challenges.framework.spec import Challenge, Preset
 from crew.loop.sizing import SIZES
 from crew.policy.baseline import STOP_GRACE_S, BaselinePolicy, recipe_jobs
-from crew.run import events
 from crew.run.clock import Clock
 from crew.run.devices import visible_devices
 from crew.run.durations import format_duration
@@ -61,6 +60,7 @@ class Floor:
                  score_context) -> None:
         self.recipe = BaselinePolicy(run, challenge, preset, clock, trace, score_context)  # its job and scoring
         self.recipe.jobs = recipe_jobs(run, challenge, manager=_FloorJobs)
+        self.recipe.agent = "floor"
         self.recipe.jobs.devices = visible_devices() if score_context.device == "cuda" else []
         self.run, self.challenge, self.clock, self.trace = run, challenge, clock, trace
         self.submission = run.root / "floor" / "submission"
@@ -82,7 +82,7 @@ class Floor:
         try:
             self._start_job()  # before the first model call, so that the supervisor sees it in the jobs table
         except ToolkitError as err:  # e.g. a resumed run whose GPUs the agents' jobs hold
-            self.trace.emit(events.Note(agent="floor", text=f"experiment 0 did not start: {err}"))
+            self.recipe.note(f"experiment 0 did not start: {err}")
             return f"Experiment 0 (the baseline recipe) did not start: {err}."
         self._thread = threading.Thread(target=self._work, name="floor", daemon=True)
         self._thread.start()
@@ -111,7 +111,7 @@ class Floor:
                     "kind": "draft", "commit": None, "job": FLOOR_JOB})
         except Exception as err:  # noqa: BLE001 - the floor is a safety net, never a reason to stop the crew
             log.exception("experiment 0 (the baseline recipe) failed")
-            self.trace.emit(events.Note(agent="floor", text=f"experiment 0 failed: {type(err).__name__}: {err}"))
+            self.recipe.note(f"experiment 0 failed: {type(err).__name__}: {err}")
 
     def _start_job(self) -> None:
         """Start the recipe unless a run before a resume did."""
@@ -123,8 +123,7 @@ class Floor:
                                                        budget_s=budget_s)
         self.submission.parent.mkdir(parents=True, exist_ok=True)
         status = jobs.start(command, "baseline", time.time() + budget_s + STOP_GRACE_S)
-        self.trace.emit(events.JobStarted(agent="floor", job=FLOOR_JOB, command=command, pid=status.record.pid,
-                        budget_s=round(budget_s, 1)))
+        self.recipe.job_started(FLOOR_JOB, command, status.record.pid, budget_s, seed=None)
 
     def _train(self) -> bool:
         """Wait for the recipe to end; whether it wrote a submission to score."""
@@ -134,9 +133,9 @@ class Floor:
                 jobs.stop(FLOOR_JOB)  # SIGTERM first: the recipe saves its checkpoint
                 return False
             time.sleep(POLL_S)
-        self.trace.emit(events.JobFinished(agent="floor", job=FLOOR_JOB, exit_code=status.record.exit_code))
+        self.recipe.job_finished(FLOOR_JOB, status.record.exit_code)
         if not self.submission.exists():
-            self.trace.emit(events.Note(agent="floor", text="experiment 0: the recipe wrote no submission"))
+            self.recipe.note("experiment 0: the recipe wrote no submission")
             return False
         return True
 

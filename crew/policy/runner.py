@@ -197,7 +197,7 @@ def _run_policy(run: RunDir, config: RunConfig, challenge: Challenge, preset: Pr
     baseline = reference.baseline(challenge.name, preset.name, challenge.metric.name)
     write_result(run, build_result(config, challenge, outcome, clock.elapsed_s(), baseline))
     exit_code = exit_code_of(outcome)
-    trace.emit(events.RunFinished(status=outcome.status, exit_code=exit_code, note=outcome.note))
+    _finished(trace, outcome, exit_code)
     write_report(run, challenge)
     return exit_code, run
 
@@ -264,7 +264,11 @@ def _record_early_end(run: RunDir, config: RunConfig, challenge: Challenge, cloc
     outcome = Outcome("failed", note=note)
     write_result(run, build_result(config, challenge, outcome, clock.elapsed_s(),
                                    reference.baseline(challenge.name, config.preset, challenge.metric.name)))
-    trace.emit(events.RunFinished(status="failed", exit_code=EXIT_NO_SUBMISSION, note=note))
+    _finished(trace, outcome, EXIT_NO_SUBMISSION)
+
+
+def _finished(trace: Trace, outcome: Outcome, exit_code: int) -> None:
+    trace.emit(events.RunFinished(status=outcome.status, exit_code=exit_code, note=outcome.note))
 
 
 def _raise_interrupt(signum, frame) -> None:

@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import sysconfig
 import threading
 from pathlib import Path
@@ -331,6 +332,9 @@ def test_no_tool_result_or_model_request_names_a_host_path(world, api_server):
     shown = "\n".join(results.values())
     requests = json.dumps([e.request for e in server.exchanges])
     project = Path(__file__).resolve().parents[2]
+    # The crew's Python environment is shown at its own path (a venv works only where it was made; SECURITY.md):
+    # a venv made inside the project folder, as the README's install does, names it there and only there.
+    shown, requests = shown.replace(sys.prefix, "<python>"), requests.replace(sys.prefix, "<python>")
     for host in (run.root, world["tmp"], project, cache_root(), world["private"]):
         assert str(host) not in shown, (host, [k for k, v in results.items() if str(host) in v])
         assert str(host) not in requests, host

@@ -17,17 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import checkpoints
+from checkpoints.host_system import ETC_SECRETS, gpu_devices, system_binds
 from toolkit.errors import ToolkitError
 
 # System folders every program expects, read-only when present.
 SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/sys")
-# On a merged-/usr system these are symlinks into /usr and are recreated as such; elsewhere they are bound.
-TOP_LEVEL_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# Readable by root, and bwrap's root is the user's own uid: keep the machine's password hashes and host keys out.
-ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
-               "/etc/ssh", "/etc/security/opasswd")
-# GPU device nodes (and the NVIDIA persistence daemon's socket folder) are bound in when present.
-GPU_DEVICE_GLOBS = ("nvidia*", "dri")
+# The NVIDIA persistence daemon's socket folder is bound in when present (GPU nodes: checkpoints.host_system).
 NVIDIA_PERSISTENCED = Path("/run/nvidia-persistenced")
 # Where the run's folders appear inside: the workspace, its home, logs, jobs, Python packages.
 RUN_FOLDERS = Path("/sandbox")
@@ -82,21 +77,8 @@ def checkpoints_root() -> Path:
     return Path(checkpoints.__file__).resolve().parent
 
 
-def gpu_devices(dev_root: Path = Path("/dev")) -> list[Path]:
-    return sorted({p for pattern in GPU_DEVICE_GLOBS for p in dev_root.glob(pattern)})
-
-
 def system_args() -> list[str]:
-    args: list[str] = []
-    for name in TOP_LEVEL_LINKS:
-        path = Path(name)
-        if path.is_symlink():
-            args += ["--symlink", os.readlink(path), name]
-        elif path.is_dir():
-            args += ["--ro-bind", name, name]
-    for name in SYSTEM_DIRS:
-        if Path(name).is_dir():
-            args += ["--ro-bind", name, name]
+    args = system_binds(SYSTEM_DIRS)
     resolv = Path("/etc/resolv.conf").resolve()  # often a link into /run (systemd-resolved)
     if resolv.is_file() and not any(_inside(resolv, Path(d)) for d in SYSTEM_DIRS):
         args += ["--ro-bind", str(resolv), str(resolv)]

@@ -24,18 +24,15 @@ from pathlib import Path
 
 import challenges
 import checkpoints
+from checkpoints.host_system import ETC_SECRETS, gpu_devices, system_binds
 
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
-TOP_LEVEL_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
-               "/etc/ssh", "/etc/security/opasswd")
 # What a scorer's process may inherit: the search path, the locale, thread and GPU settings, the hub's offline
 # flags. Never keys, proxies, crew settings or paths into the crew's folders.
 ENV_ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS",
                "OPENBLAS_NUM_THREADS", "TOKENIZERS_PARALLELISM", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
                "NVIDIA_VISIBLE_DEVICES", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
 ENV_ALLOWED_PREFIXES = ("LC_", "NCCL_")
-GPU_DEVICE_GLOBS = ("nvidia*", "dri")
 # Tools a scorer runs whose install lives outside the system folders: the Lean project, elan's toolchains and
 # the programs on PATH by these names (their install folder is shown read-only).
 EXTRA_READ_ONLY_VARIABLES = ("RESEARCH_CREW_LEAN_PROJECT", "ELAN_HOME")
@@ -120,15 +117,8 @@ def sandboxed_argv(*, read_only: Iterable[Path], writable: Iterable[Path], argv_
     """The bwrap command line that runs the score runner with `argv_tail` (its own arguments)."""
     args = ["bwrap", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
             "--tmpfs", "/tmp"]
-    for name in TOP_LEVEL_LINKS:
-        path = Path(name)
-        if path.is_symlink():
-            args += ["--symlink", os.readlink(path), name]
-        elif path.is_dir():
-            args += ["--ro-bind", name, name]
+    args += system_binds(SYSTEM_DIRS)
     system = [Path(d) for d in SYSTEM_DIRS if Path(d).is_dir()]
-    for folder in system:
-        args += ["--ro-bind", str(folder), str(folder)]
     for secret in ETC_SECRETS:
         if Path(secret).is_dir():
             args += ["--tmpfs", secret]
@@ -142,7 +132,7 @@ def sandboxed_argv(*, read_only: Iterable[Path], writable: Iterable[Path], argv_
         args += ["--bind", str(folder), str(folder)]
     args += ["--proc", "/proc", "--dev", "/dev"]
     if gpus:
-        for node in sorted({p for pattern in GPU_DEVICE_GLOBS for p in Path("/dev").glob(pattern)}):
+        for node in gpu_devices():
             args += ["--dev-bind", str(node), str(node)]
     first = [*_requirements_dirs(environ), *(d.parent for d in _package_dirs())]
     sources = ":".join(dict.fromkeys(map(str, first)))

@@ -280,12 +280,7 @@ def test_a_disk_fill_is_stopped_before_the_disk_is_full(tmp_path, monkeypatch, a
                 call("start_job", command="echo again", name="again"),
                 call("report", changed="answer.txt", commands="a disk fill", evaluations=["eval-0001"],
                      learned="0.75 scores", proposes="submit eval-0001")]
-    supervisor = [call("delegate", role="engineer", subtask="Write 0.75 and evaluate.", minutes=5),
-                  call("submit", evaluation_id="eval-0001", rationale="verified")]
-    server = api_server({"supervisor": supervisor, "engineer": engineer})
-    code, run = start_run(RunRequest("toy", preset="smoke", model=API_MODEL, budget="5m",
-                                     run_dir=small_disk / "run"))
-    events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+    server, code, run, events = _engineer_run(api_server, engineer, "toy", "5m", small_disk / "run")
     results = [r["content"] for e in kinds(events, "tool_results") if e["agent"] == "engineer" for r in e["results"]]
     assert "stopped" in results[3] and kinds(events, "disk_low")  # stopped by the watermark, not finished
     assert results[4].startswith("Not started: only") and "reserve" in results[4]
@@ -300,6 +295,16 @@ PATHS = [
     "pwd; echo HOME=$HOME; env | sort; python -c 'import checkpoints, sys; print(checkpoints.__file__, sys.path)'",
     "cat no-such-file; ls /sandbox /sandbox/logs | head -3; python -c 'import os; print(os.path.realpath(\".\"))'",
 ]
+
+
+def _engineer_run(api_server, engineer: list, challenge: str, budget: str, run_dir: Path):
+    """A crew whose supervisor delegates once to the scripted engineer and submits eval-0001: the server, the
+    exit code, the run and its trace events."""
+    supervisor = [call("delegate", role="engineer", subtask="Do as scripted and evaluate.", minutes=10),
+                  call("submit", evaluation_id="eval-0001", rationale="verified")]
+    server = api_server({"supervisor": supervisor, "engineer": engineer})
+    code, run = start_run(RunRequest(challenge, preset="smoke", model=API_MODEL, budget=budget, run_dir=run_dir))
+    return server, code, run, [json.loads(line) for line in run.trace.read_text().splitlines()]
 
 
 def test_no_tool_result_or_model_request_names_a_host_path(world, api_server):
@@ -321,12 +326,7 @@ def test_no_tool_result_or_model_request_names_a_host_path(world, api_server):
                 call("evaluate", artifact_path="missing.txt"), call("list_files", path=".", recursive=True),
                 call("report", changed="answer.txt", commands="looked around", evaluations=["eval-0001"],
                      learned="0.5 scores", proposes="submit eval-0001")]
-    supervisor = [call("delegate", role="engineer", subtask="Answer and evaluate.", minutes=10),
-                  call("submit", evaluation_id="eval-0001", rationale="verified")]
-    server = api_server({"supervisor": supervisor, "engineer": engineer})
-    code, run = start_run(RunRequest("heldout", preset="smoke", model=API_MODEL, budget="10m",
-                                     run_dir=world["tmp"] / "run"))
-    events = [json.loads(line) for line in run.trace.read_text().splitlines()]
+    server, code, run, events = _engineer_run(api_server, engineer, "heldout", "10m", world["tmp"] / "run")
     results = {r["name"] + str(i): r["content"] for i, e in enumerate(kinds(events, "tool_results"))
                for r in e["results"]}
     shown = "\n".join(results.values())

@@ -116,8 +116,7 @@ class Clock:
         unless the policy keeps another): a resume on the active clock starts from it, and the panel reads it."""
         reserve_s = self.wrapup_s if reserve_s is None else reserve_s
         atomic_write_json(Path(state_dir) / CLOCK_FILE, {
-            "used_s": round(self.elapsed_s(), 3), "saved_at": time.time(), "mode": self.mode,
-            "reserve_s": round(reserve_s, 3), "scoring_s": round(self.scoring_s, 3)})
+            "used_s": round(self.elapsed_s(), 3), "saved_at": time.time(), "reserve_s": round(reserve_s, 3)})
 
 
 def read_saved(state_dir: Path) -> dict[str, Any]:
